@@ -1,0 +1,76 @@
+"""Loads a Hugging Face causal LM and runs its prefill and batched decode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import xgrammar as xgr
+from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedTokenizerBase
+
+from engine.kv_batch import RunningBatch
+
+
+def pick_device(requested: str = "auto") -> torch.device:
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(requested)
+
+
+def load_tokenizer(model_dir: str | Path) -> PreTrainedTokenizerBase:
+    return AutoTokenizer.from_pretrained(str(model_dir))
+
+
+@dataclass
+class ModelRunner:
+    """The model plus what the engine must know about its vocabulary."""
+
+    model: torch.nn.Module
+    tokenizer: PreTrainedTokenizerBase
+    tokenizer_info: xgr.TokenizerInfo
+    token_bytes: list[bytes]
+    eos_token_ids: frozenset[int]
+    vocab_size: int
+    context_window: int
+
+    @classmethod
+    def load(
+        cls, model_dir: str | Path, *, device: str = "auto", dtype: str = "auto"
+    ) -> ModelRunner:
+        target = pick_device(device)
+        torch_dtype = (
+            (torch.float16 if target.type == "cuda" else torch.float32)
+            if dtype == "auto"
+            else getattr(torch, dtype)
+        )
+        model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch_dtype)
+        model.to(target).eval()
+        tokenizer = load_tokenizer(model_dir)
+        config = model.config
+        vocab_size = int(config.vocab_size)
+        tokenizer_info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
+        eos = set(tokenizer_info.stop_token_ids)
+        if tokenizer.eos_token_id is not None:
+            eos.add(int(tokenizer.eos_token_id))
+        token_bytes = [bytes(piece) for piece in tokenizer_info.decoded_vocab]
+        token_bytes += [b""] * (vocab_size - len(token_bytes))
+        return cls(
+            model=model,
+            tokenizer=tokenizer,
+            tokenizer_info=tokenizer_info,
+            token_bytes=token_bytes,
+            eos_token_ids=frozenset(eos),
+            vocab_size=vocab_size,
+            context_window=int(getattr(config, "max_position_embeddings", 2048)),
+        )
+
+    @torch.inference_mode()
+    def prefill(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
+        """Runs the prompt; returns the next-token logits ``[vocab]`` and its cache."""
+        ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.model.device)
+        output = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        return output.logits[0, -1, :].float(), output.past_key_values
+
+    def decode(self, batch: RunningBatch, next_tokens: list[int]) -> torch.Tensor:
+        return batch.forward(self.model, next_tokens)

@@ -1,0 +1,150 @@
+"""Triton shell around ``engine.Engine``.
+
+``execute()`` parses and validates each request, hands it to the engine and
+returns at once; the engine loop runs on its own thread and a sender thread
+delivers responses, so a slow client never stalls decoding.
+"""
+
+import json
+import queue
+import threading
+
+import numpy as np
+import torch
+import triton_python_backend_utils as pb_utils
+from pydantic import ValidationError
+
+from engine.engine import Engine
+from engine.grammar_cache import GrammarCache
+from engine.model_runner import ModelRunner
+from engine.params import Constraint, SamplingParams
+from engine.request import GenerationRequest, StepOutput
+from engine.settings import model_parameter, resolve_model_dir
+
+FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+
+
+class _ResponseSink:
+    """Turns engine outputs into Triton responses for one request."""
+
+    def __init__(self, sender, outbox: queue.SimpleQueue, prompt_tokens: int) -> None:
+        self._sender = sender
+        self._outbox = outbox
+        self._prompt_tokens = np.array([[prompt_tokens]], dtype=np.int32)
+
+    def send(self, output: StepOutput) -> None:
+        reason = output.finish_reason.value if output.finish_reason else ""
+        tensors = [
+            pb_utils.Tensor("window_ids", np.array([output.window_ids], dtype=np.int32)),
+            pb_utils.Tensor("prefix_len", np.array([[output.prefix_len]], dtype=np.int32)),
+            pb_utils.Tensor(
+                "tokens_generated", np.array([[output.tokens_generated]], dtype=np.int32)
+            ),
+            pb_utils.Tensor("prompt_tokens", self._prompt_tokens),
+            pb_utils.Tensor("finish_reason", np.array([[reason.encode()]], dtype=np.object_)),
+            pb_utils.Tensor("matched", np.array([[output.matched]], dtype=np.bool_)),
+        ]
+        flags = FINAL if output.is_final else 0
+        self._outbox.put((self._sender, pb_utils.InferenceResponse(output_tensors=tensors), flags))
+
+    def fail(self, message: str, *, invalid_argument: bool) -> None:
+        code = (
+            pb_utils.TritonError.INVALID_ARG if invalid_argument else pb_utils.TritonError.INTERNAL
+        )
+        error = pb_utils.TritonError(message, code)
+        self._outbox.put((self._sender, pb_utils.InferenceResponse(error=error), FINAL))
+
+    def is_cancelled(self) -> bool:
+        return self._sender.is_cancelled()
+
+
+def _optional_text(request, name: str) -> str | None:
+    tensor = pb_utils.get_input_tensor_by_name(request, name)
+    if tensor is None:
+        return None
+    values = tensor.as_numpy().reshape(-1)
+    if values.size != 1:
+        raise ValueError(f"{name} takes exactly one value")
+    value = values[0]
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _parse(request) -> tuple[list[int], SamplingParams, Constraint]:
+    """Reads a request's tensors; raises ValueError with a user-facing message."""
+    ids = pb_utils.get_input_tensor_by_name(request, "input_ids").as_numpy()
+    if ids.ndim == 2 and ids.shape[0] != 1:
+        raise ValueError("input_ids takes one prompt per request (batch size 1)")
+    sampling_json = _optional_text(request, "sampling_parameters")
+    try:
+        params = SamplingParams.model_validate_json(sampling_json or "{}")
+        constraint = Constraint(
+            type=_optional_text(request, "constraint_type") or "none",
+            value=_optional_text(request, "constraint") or "",
+        )
+    except ValidationError as error:
+        raise ValueError(str(error)) from None
+    if constraint.is_constrained and not constraint.value:
+        raise ValueError(f"constraint_type {constraint.type.value!r} needs a constraint")
+    return ids.reshape(-1).tolist(), params, constraint
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        if not pb_utils.using_decoupled_model_transaction_policy(config):
+            raise pb_utils.TritonModelException("constrained_decoder must be decoupled")
+        parameters = config.get("parameters", {})
+        threads = int(model_parameter(parameters, "torch_threads", "0"))
+        if threads > 0:
+            torch.set_num_threads(threads)
+        runner = ModelRunner.load(
+            resolve_model_dir(parameters), device=model_parameter(parameters, "device", "auto")
+        )
+        self.engine = Engine(
+            runner,
+            GrammarCache(runner.tokenizer_info),
+            max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
+        )
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.sender_thread = threading.Thread(
+            target=self._send_responses, name="response-sender", daemon=True
+        )
+        self.sender_thread.start()
+        self.engine.start()
+        self.request_counter = 0
+
+    def execute(self, requests):
+        for request in requests:
+            sender = request.get_response_sender()
+            try:
+                prompt_ids, params, constraint = _parse(request)
+            except ValueError as error:
+                _ResponseSink(sender, self.outbox, 0).fail(str(error), invalid_argument=True)
+                continue
+            self.request_counter += 1
+            self.engine.submit(
+                GenerationRequest(
+                    request_id=request.request_id() or f"req-{self.request_counter}",
+                    prompt_ids=prompt_ids,
+                    params=params,
+                    constraint=constraint,
+                    sink=_ResponseSink(sender, self.outbox, len(prompt_ids)),
+                )
+            )
+        return None
+
+    def _send_responses(self):
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                return
+            sender, response, flags = item
+            try:
+                sender.send(response, flags=flags)
+            except Exception as error:  # the client is gone; others must still be served
+                pb_utils.Logger.log_warn(f"could not send a response: {error}")
+
+    def finalize(self):
+        self.engine.shutdown()
+        self.outbox.put(None)
+        self.sender_thread.join(timeout=5)
