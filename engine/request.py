@@ -8,6 +8,11 @@ from typing import Protocol
 
 from engine.params import Constraint, SamplingParams
 
+# Marks errors caused by the request itself. Triton's streaming API carries
+# only an error message, not its code, so the frontend reads this marker to
+# answer 400 instead of 5xx.
+INVALID_ARGUMENT_PREFIX = "invalid argument: "
+
 
 class FinishReason(str, enum.Enum):
     """Why a generation ended; decided per request, never hard-coded."""

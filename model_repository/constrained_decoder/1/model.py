@@ -18,7 +18,7 @@ from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
-from engine.request import GenerationRequest, StepOutput
+from engine.request import INVALID_ARGUMENT_PREFIX, GenerationRequest, StepOutput
 from engine.settings import model_parameter, resolve_model_dir
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
@@ -48,10 +48,12 @@ class _ResponseSink:
         self._outbox.put((self._sender, pb_utils.InferenceResponse(output_tensors=tensors), flags))
 
     def fail(self, message: str, *, invalid_argument: bool) -> None:
-        code = (
-            pb_utils.TritonError.INVALID_ARG if invalid_argument else pb_utils.TritonError.INTERNAL
-        )
-        error = pb_utils.TritonError(message, code)
+        if invalid_argument:
+            error = pb_utils.TritonError(
+                INVALID_ARGUMENT_PREFIX + message, pb_utils.TritonError.INVALID_ARG
+            )
+        else:
+            error = pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
         self._outbox.put((self._sender, pb_utils.InferenceResponse(error=error), FINAL))
 
     def is_cancelled(self) -> bool:

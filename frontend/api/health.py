@@ -1,0 +1,18 @@
+"""``GET /health``: open (no key), for load balancers and Kubernetes probes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+router = APIRouter()
+
+
+@router.get("/health", summary="Ready when Triton and the pipeline are ready")
+async def health(request: Request) -> JSONResponse:
+    if await request.app.state.engine.is_ready():
+        return JSONResponse({"status": "ok"})
+    return JSONResponse(
+        {"status": "unavailable", "error": "the inference server is not ready", "code": 503},
+        status_code=503,
+    )

@@ -1,0 +1,48 @@
+"""The FastAPI application factory (``uvicorn frontend.app:create_app --factory``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from frontend.api import health, regex
+from frontend.errors import install_error_handlers
+from frontend.settings import Settings
+from frontend.triton_client import TritonEngineClient
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+    if not settings.api_keys and not settings.auth_disabled:
+        raise RuntimeError(
+            "no API keys configured: set CT_API_KEYS or CT_API_KEYS_FILE (or CT_AUTH_DISABLED=1)"
+        )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.engine = TritonEngineClient(
+            settings.triton_url, settings.triton_model, timeout_s=settings.request_timeout_s
+        )
+        try:
+            yield
+        finally:
+            await app.state.engine.close()
+
+    app = FastAPI(
+        title="Constrained completions on Triton",
+        version="0.1.0",
+        description=(
+            "LLM completions that provably match a regex, grammar, JSON Schema or TypeScript type."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(regex.router)
+    return app

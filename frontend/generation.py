@@ -1,0 +1,61 @@
+"""Running one generation for a route: collecting it, and cancelling it when
+the HTTP client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from engine.params import Constraint, SamplingParams
+from frontend.errors import APIError
+
+DISCONNECT_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    tokens_generated: int
+    prompt_tokens: int
+    finish_reason: str
+    matched: bool
+
+
+async def _collect(
+    request: Request, prompt: str, params: SamplingParams, constraint: Constraint
+) -> Completion:
+    parts: list[str] = []
+    async for chunk in request.app.state.engine.generate(prompt, params, constraint):
+        parts.append(chunk.text)
+        if chunk.finish_reason is not None:
+            return Completion(
+                text="".join(parts),
+                tokens_generated=chunk.tokens_generated,
+                prompt_tokens=chunk.prompt_tokens,
+                finish_reason=chunk.finish_reason,
+                matched=chunk.matched,
+            )
+    raise APIError(502, "the inference server ended the generation without a final response")
+
+
+async def collect_completion(
+    request: Request, prompt: str, params: SamplingParams, constraint: Constraint
+) -> Completion:
+    """Runs a generation to its end, cancelling it if the client disconnects
+    (uvicorn does not cancel a handler whose client left)."""
+    task = asyncio.ensure_future(_collect(request, prompt, params, constraint))
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                raise APIError(499, "client closed the request")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, APIError):
+                await task

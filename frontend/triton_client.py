@@ -1,0 +1,129 @@
+"""The frontend's only door to Triton: stream one generation from the ensemble.
+
+Routes depend on :class:`TritonEngineClient`, never on tritonclient directly.
+Every call opens its own gRPC stream; leaving the iteration early (client gone,
+timeout, error) cancels that stream, which Triton turns into
+``is_cancelled()`` inside the decoder so the request stops using the batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+import numpy as np
+import tritonclient.grpc.aio as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from engine.params import Constraint, SamplingParams
+from engine.request import INVALID_ARGUMENT_PREFIX
+from frontend.errors import APIError
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One streamed response of the ensemble."""
+
+    text: str
+    tokens_generated: int
+    prompt_tokens: int
+    finish_reason: str | None
+    matched: bool
+
+
+def _bytes_input(name: str, value: str) -> grpcclient.InferInput:
+    array = np.array([[value.encode("utf-8")]], dtype=np.object_)
+    tensor = grpcclient.InferInput(name, list(array.shape), "BYTES")
+    tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def _scalar(result: grpcclient.InferResult, name: str):
+    return result.as_numpy(name).reshape(-1)[0]
+
+
+def _to_chunk(result: grpcclient.InferResult) -> Chunk:
+    reason = _scalar(result, "finish_reason").decode("utf-8")
+    return Chunk(
+        text=_scalar(result, "text_output").decode("utf-8"),
+        tokens_generated=int(_scalar(result, "tokens_generated")),
+        prompt_tokens=int(_scalar(result, "prompt_tokens")),
+        finish_reason=reason or None,
+        matched=bool(_scalar(result, "matched")),
+    )
+
+
+def _as_api_error(error: InferenceServerException) -> APIError:
+    message = error.message() or str(error)
+    status = str(error.status() or "")
+    if INVALID_ARGUMENT_PREFIX in message:
+        return APIError(400, message.split(INVALID_ARGUMENT_PREFIX, 1)[1])
+    if "UNAVAILABLE" in status or "failed to connect" in message.lower():
+        return APIError(503, "the inference server is not available")
+    return APIError(502, f"the inference server failed: {message}")
+
+
+def _rpc_error(error: grpc.RpcError) -> APIError:
+    code = error.code() if hasattr(error, "code") else None
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return APIError(504, "the generation did not finish within the request timeout")
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return APIError(503, "the inference server is not available")
+    return APIError(502, f"the inference server failed: {code}")
+
+
+class TritonEngineClient:
+    """Generations over ``tritonclient``'s asyncio gRPC streaming API."""
+
+    def __init__(self, url: str, model: str, *, timeout_s: float) -> None:
+        self._client = grpcclient.InferenceServerClient(url)
+        self._model = model
+        self._timeout_s = timeout_s
+
+    async def is_ready(self) -> bool:
+        try:
+            return await self._client.is_server_ready() and await self._client.is_model_ready(
+                self._model
+            )
+        except InferenceServerException:
+            return False
+
+    async def generate(
+        self, prompt: str, params: SamplingParams, constraint: Constraint
+    ) -> AsyncIterator[Chunk]:
+        """Yields the ensemble's responses until the final one."""
+        request = {
+            "model_name": self._model,
+            "inputs": [
+                _bytes_input("text_input", prompt),
+                _bytes_input("sampling_parameters", params.model_dump_json(exclude_none=True)),
+                _bytes_input("constraint_type", constraint.type.value),
+                _bytes_input("constraint", constraint.value),
+            ],
+            "request_id": uuid.uuid4().hex,
+        }
+
+        async def requests():
+            yield request
+
+        stream = self._client.stream_infer(requests(), stream_timeout=self._timeout_s)
+        try:
+            async for result, error in stream:
+                if error is not None:
+                    raise _as_api_error(error)
+                chunk = _to_chunk(result)
+                yield chunk
+                if chunk.finish_reason is not None:
+                    return
+            raise APIError(502, "the inference server closed the stream before the final response")
+        except InferenceServerException as error:
+            raise _as_api_error(error) from None
+        except grpc.RpcError as error:
+            raise _rpc_error(error) from None
+        finally:
+            stream.cancel()
+
+    async def close(self) -> None:
+        await self._client.close()
