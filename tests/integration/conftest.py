@@ -1,0 +1,55 @@
+"""A real tritonserver on the real model repository, and the real frontend.
+
+Both are started once per test session on free loopback ports and always
+stopped by process id, even when tests fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from triton_runtime.server import FrontendServer, TritonServer
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "test-key-0123456789"
+
+
+@dataclass(frozen=True)
+class Service:
+    triton: TritonServer
+    frontend: FrontendServer
+
+    def client(self, *, api_key: str | None = API_KEY, timeout: float = 120.0) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        return httpx.Client(base_url=self.frontend.url, headers=headers, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def triton(
+    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TritonServer]:
+    logs = tmp_path_factory.mktemp("logs")
+    server = TritonServer(
+        REPO_ROOT / "model_repository",
+        env={"CT_MODEL_DIR": str(tiny_model_dir)},
+        log_file=logs / "triton.log",
+        startup_timeout=240.0,
+    )
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def service(triton: TritonServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    logs = tmp_path_factory.mktemp("frontend-logs")
+    frontend = FrontendServer(
+        env={"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY},
+        log_file=logs / "frontend.log",
+    )
+    with frontend:
+        yield Service(triton, frontend)

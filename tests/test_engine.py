@@ -1,0 +1,203 @@
+"""The engine on a real (tiny) model with real xgrammar: no Triton involved."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.engine import Engine
+from engine.grammar_cache import GrammarCache
+from engine.kv_batch import RunningBatch
+from engine.model_runner import ModelRunner
+from engine.params import Constraint, ConstraintType, SamplingParams
+from engine.request import FinishReason, GenerationRequest, StepOutput
+from engine.text_window import decode_window
+
+
+class ListSink:
+    """Collects a request's outputs; can be told to report cancellation."""
+
+    def __init__(self) -> None:
+        self.outputs: list[StepOutput] = []
+        self.error: tuple[str, bool] | None = None
+        self.cancelled = False
+        self.done = threading.Event()
+        self.first_output = threading.Event()
+
+    def send(self, output: StepOutput) -> None:
+        self.outputs.append(output)
+        self.first_output.set()
+        if output.is_final:
+            self.done.set()
+
+    def fail(self, message: str, *, invalid_argument: bool) -> None:
+        self.error = (message, invalid_argument)
+        self.done.set()
+
+    def is_cancelled(self) -> bool:
+        return self.cancelled
+
+
+@pytest.fixture(scope="module")
+def runner(tiny_model_dir: Path) -> ModelRunner:
+    return ModelRunner.load(tiny_model_dir)
+
+
+@pytest.fixture
+def engine(runner: ModelRunner):
+    engine = Engine(
+        runner, GrammarCache(runner.tokenizer_info), max_batch_size=8, cancel_poll_interval_s=0.0
+    )
+    engine.start()
+    yield engine
+    engine.shutdown()
+
+
+def _submit(
+    engine: Engine, runner: ModelRunner, prompt: str, params: SamplingParams, constraint=None
+):
+    sink = ListSink()
+    engine.submit(
+        GenerationRequest(
+            request_id=prompt,
+            prompt_ids=runner.tokenizer.encode(prompt),
+            params=params,
+            constraint=constraint or Constraint(),
+            sink=sink,
+        )
+    )
+    return sink
+
+
+def _text(runner: ModelRunner, sink: ListSink) -> str:
+    return "".join(
+        decode_window(runner.tokenizer, o.window_ids, o.prefix_len) for o in sink.outputs
+    )
+
+
+def test_batched_decode_matches_one_at_a_time(runner: ModelRunner) -> None:
+    """Left padding plus masks must not change any row's logits."""
+    prompts = [runner.tokenizer.encode(p) for p in ["a", "The quick brown fox", '{"name": "x", ']]
+    batch = RunningBatch()
+    next_tokens = []
+    for ids in prompts:
+        logits, cache = runner.prefill(ids)
+        batch.append(cache, len(ids))
+        next_tokens.append(int(logits.argmax()))
+    batched = runner.decode(batch, next_tokens)
+    for row, (ids, token) in enumerate(zip(prompts, next_tokens, strict=True)):
+        solo, _ = runner.prefill([*ids, token])
+        torch.testing.assert_close(batched[row], solo, atol=1e-4, rtol=1e-4)
+    batch.keep([2])  # the longest row leaves: padding must be trimmed correctly
+    after = runner.decode(batch, [0])
+    solo, _ = runner.prefill([*prompts[2], next_tokens[2], 0])
+    torch.testing.assert_close(after[0], solo, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\d{4}-\d{2}-\d{2}",
+        r"(cat|dog|bird)s?",
+        r"[a-z]{2,6}@[a-z]{3,8}\.(com|org)",
+        "héllo 日本 ✓",
+        r"\(\d{3}\) \d{3}-\d{4}",
+    ],
+)
+def test_regex_constrained_outputs_match(engine: Engine, runner: ModelRunner, pattern: str) -> None:
+    sinks = [
+        _submit(
+            engine,
+            runner,
+            f"Sample {seed}: ",
+            SamplingParams(max_tokens=64, seed=seed),
+            Constraint(type=ConstraintType.REGEX, value=pattern),
+        )
+        for seed in range(4)
+    ]
+    for sink in sinks:
+        assert sink.done.wait(60)
+        assert sink.error is None
+        final = sink.outputs[-1]
+        assert final.finish_reason is FinishReason.STOP and final.matched
+        assert re.fullmatch(pattern, _text(runner, sink))
+
+
+def test_same_seed_same_output_and_greedy_is_deterministic(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    def run(params: SamplingParams) -> str:
+        sink = _submit(engine, runner, "Once upon a time", params)
+        assert sink.done.wait(60)
+        return _text(runner, sink)
+
+    assert run(SamplingParams(max_tokens=20, seed=7)) == run(SamplingParams(max_tokens=20, seed=7))
+    assert run(SamplingParams(max_tokens=20, temperature=0)) == run(
+        SamplingParams(max_tokens=20, temperature=0)
+    )
+
+
+def test_token_limit_reports_length_and_counts(engine: Engine, runner: ModelRunner) -> None:
+    sink = _submit(
+        engine,
+        runner,
+        "x",
+        SamplingParams(max_tokens=5, ignore_eos=True),
+        Constraint(type=ConstraintType.REGEX, value="[a-z]{50}"),
+    )
+    assert sink.done.wait(60)
+    final = sink.outputs[-1]
+    assert final.finish_reason is FinishReason.LENGTH and not final.matched
+    assert final.tokens_generated == 5
+    assert re.fullmatch("[a-z]*", _text(runner, sink))
+
+
+def test_cancellation_ends_a_running_request(engine: Engine, runner: ModelRunner) -> None:
+    sink = _submit(engine, runner, "Endless", SamplingParams(max_tokens=100_000, ignore_eos=True))
+    assert sink.first_output.wait(60)
+    sink.cancelled = True
+    assert sink.done.wait(30)
+    assert sink.outputs[-1].finish_reason is FinishReason.CANCELLED
+
+
+def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    bad = _submit(
+        engine,
+        runner,
+        "x",
+        SamplingParams(),
+        Constraint(type=ConstraintType.EBNF, value="root ::= ("),
+    )
+    too_long = ListSink()
+    engine.submit(
+        GenerationRequest(
+            "long", [5] * runner.context_window, SamplingParams(), Constraint(), too_long
+        )
+    )
+    ok = _submit(engine, runner, "still serving", SamplingParams(max_tokens=3))
+    for sink in (bad, too_long):
+        assert sink.done.wait(60)
+        assert sink.error is not None and sink.error[1] is True
+    assert ok.done.wait(60) and ok.error is None
+
+
+def test_requests_join_a_running_batch(engine: Engine, runner: ModelRunner) -> None:
+    long_running = _submit(engine, runner, "long", SamplingParams(max_tokens=200, ignore_eos=True))
+    assert long_running.first_output.wait(60)
+    late = [
+        _submit(engine, runner, f"late {i}", SamplingParams(max_tokens=4, ignore_eos=True))
+        for i in range(3)
+    ]
+    for sink in late:
+        assert sink.done.wait(60)
+        assert sink.outputs[-1].tokens_generated == 4
+    # The late requests finished while the long one was still decoding.
+    assert not long_running.done.is_set()
+    assert long_running.done.wait(120)
+    assert long_running.outputs[-1].tokens_generated == 200
