@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates .venv with the pinned packages and the project installed (editable).
+# Idempotent and quick when nothing changed: it reinstalls only when
+# requirements.txt or pyproject.toml differ from the last successful run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+XGRAMMAR_VERSION="0.2.8"
+stamp=".venv/.setup-stamp"
+wanted="$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1) xgrammar==${XGRAMMAR_VERSION}"
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && [ -x .venv/bin/python ]; then
+  exit 0
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+echo "setup: installing pinned packages into .venv (torch==2.13.0 CPU build, tritonserver via nvidia-pytriton)"
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+# xgrammar's wheel requires the ~1 GB `triton` GPU kernel compiler on Linux
+# x86_64; nothing here uses it, so its other dependencies are pinned in
+# requirements.txt and xgrammar itself goes in without them.
+.venv/bin/pip install --quiet --disable-pip-version-check --no-deps "xgrammar==${XGRAMMAR_VERSION}"
+.venv/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+echo "$wanted" > "$stamp"
+echo "setup: done"

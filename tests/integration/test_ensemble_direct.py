@@ -1,0 +1,83 @@
+"""The ensemble driven directly with tritonclient, as perf_analyzer users do."""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+
+from triton_runtime.server import TritonServer
+
+
+def _bytes_input(name: str, value: str) -> grpcclient.InferInput:
+    array = np.array([[value.encode()]], dtype=np.object_)
+    tensor = grpcclient.InferInput(name, list(array.shape), "BYTES")
+    tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def _stream(triton: TritonServer, inputs: list[grpcclient.InferInput]) -> tuple[list, str | None]:
+    """Streams one request; returns its results and the error message, if any."""
+    responses: queue.Queue = queue.Queue()
+    client = grpcclient.InferenceServerClient(triton.grpc_url)
+    client.start_stream(callback=lambda result, error: responses.put((result, error)))
+    try:
+        client.async_stream_infer("ensemble", inputs, request_id="direct-1")
+        results = []
+        while True:
+            result, error = responses.get(timeout=120)
+            if error is not None:
+                return results, str(error)
+            results.append(result)
+            if result.get_response().parameters["triton_final_response"].bool_param:
+                return results, None
+    finally:
+        client.stop_stream()
+        client.close()
+
+
+def _field(result, name: str):
+    return result.as_numpy(name).reshape(-1)[0]
+
+
+def test_streamed_deltas_concatenate_to_a_full_match(triton: TritonServer) -> None:
+    pattern = "(日本語|café|😀){3,6}"
+    results, error = _stream(
+        triton,
+        [
+            _bytes_input("text_input", "Say it: "),
+            _bytes_input("sampling_parameters", json.dumps({"max_tokens": 64, "seed": 3})),
+            _bytes_input("constraint_type", "regex"),
+            _bytes_input("constraint", pattern),
+        ],
+    )
+    assert error is None
+    deltas = [_field(r, "text_output").decode("utf-8") for r in results]
+    assert all("\ufffd" not in delta for delta in deltas)
+    final = results[-1]
+    assert _field(final, "finish_reason") == b"stop" and bool(_field(final, "matched"))
+    assert re.fullmatch(pattern, "".join(deltas))
+    assert int(_field(final, "tokens_generated")) >= len(results) - 1
+    assert int(_field(final, "prompt_tokens")) > 0
+
+
+def test_optional_inputs_default_to_unconstrained_generation(triton: TritonServer) -> None:
+    results, error = _stream(triton, [_bytes_input("text_input", "Hello")])
+    assert error is None
+    final = results[-1]
+    assert _field(final, "finish_reason") in (b"stop", b"length")
+    assert int(_field(final, "tokens_generated")) <= 16  # SamplingParams' default max_tokens
+
+
+def test_bad_parameters_are_reported_not_ignored(triton: TritonServer) -> None:
+    _, error = _stream(
+        triton,
+        [
+            _bytes_input("text_input", "x"),
+            _bytes_input("sampling_parameters", json.dumps({"max_tokenz": 3})),
+        ],
+    )
+    assert error is not None and "max_tokenz" in error
