@@ -1,0 +1,11 @@
+"""User constraints (regex now; BNF/GBNF, Lark, JSON Schema, TypeScript types later) -> xgrammar.
+
+Pure Python, no Triton: the HTTP frontend uses it to reject a bad constraint
+early with a 400 that says where the mistake is (``ConstraintError``), and the
+decoder uses it to get the one canonical form that xgrammar compiles.
+"""
+
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.regex import compile_regex
+
+__all__ = ["ConstraintError", "compile_regex"]

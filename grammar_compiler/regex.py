@@ -1,0 +1,742 @@
+r"""Regex constraints: Python regexes in, one canonical xgrammar regex out.
+
+Users write Python (``re``) regexes; xgrammar reads a JavaScript-like dialect
+that differs in ways that silently change what a pattern means. So nothing is
+passed through textually: Python's own parser (``re._parser``) decides the
+syntax and the meaning, and the regex for xgrammar is regenerated from its
+parse tree using only constructs xgrammar was probed to treat like Python.
+Whatever cannot be expressed that way is rejected with a ``ConstraintError``
+naming the feature and its position; nothing is approximated.
+
+Translation rules (Python pattern -> xgrammar regex):
+
+* The whole output must match, so anchors are implied. ``^`` and ``\A`` are
+  dropped where the match necessarily starts (the start of the pattern, of an
+  alternative there, of a group there, ...; other anchors may precede them),
+  and ``$`` and ``\Z`` likewise where it ends. Anywhere else, or inside a group
+  repeated more than once, an anchor is rejected: xgrammar would ignore it and
+  accept text Python rejects (``a|^b`` is fine, ``a^b`` and ``(^a)*`` are not).
+  ``(?m)`` is accepted because it only changes anchors away from those places.
+* Every character, class, ``.`` and escape becomes an explicit set of code
+  point ranges, because xgrammar's shorthands differ from Python's: its
+  ``\d``, ``\w`` are ASCII-only while Python's match e.g. ``٣`` and ``é``;
+  its ``.`` matches ``\n`` while Python's does not (unless ``(?s)``). The sets
+  for ``\d \w \s \D \W \S`` are read off Python's ``re`` itself (ASCII ones
+  under ``(?a)``), so they agree with the judge ``matches`` exactly. Negated
+  classes are complemented here, so xgrammar only ever sees positive ranges.
+  Surrogates are left out: they cannot occur in UTF-8 text. A class never
+  starts with ``^``, even escaped: xgrammar 0.2.8 reads ``[\^a]`` as ``[^a]``.
+* Characters are written literally when printable, ``\uXXXX``/``\UXXXXXXXX``
+  otherwise, metacharacters escaped with ``\`` (xgrammar warns about, then
+  takes literally, escapes it does not know, such as ``\#``; none are emitted).
+  So Python-only spellings (``\N{...}``, octal ``\101``, ``\x41``, verbose-mode
+  whitespace and comments, ``(?#...)``) reach xgrammar as the characters meant.
+* Groups of every kind (capturing, ``(?P<name>...)``, ``(?:...)``, scoped
+  flags ``(?s:...)``) become ``(?:...)``: xgrammar rejects ``(?P<`` and flags,
+  and captures mean nothing to a constraint.
+* Lazy quantifiers become greedy (the set of full matches is the same);
+  ``{,n}`` becomes ``{0,n}`` (xgrammar rejects the former), and a literal
+  ``{`` is escaped (xgrammar reads any ``{`` as a quantifier).
+* A list of patterns becomes ``(?:p1)|(?:p2)|...``.
+
+Rejected: lookahead/lookbehind (negative too), backreferences, conditionals,
+atomic groups, possessive quantifiers, ``\b``/``\B``, the flags ``(?i)`` and
+``(?t)`` (xgrammar has no flags, and an exact case-insensitive translation
+would have to follow Python's case folding, e.g. ``k`` also matching U+212A
+KELVIN SIGN), repetition counts above ``MAX_REPEAT``, classes that match nothing,
+patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
+``MAX_PATTERNS``. The result is finally parsed by xgrammar, and any complaint
+of its own is reported as a ``ConstraintError`` too.
+
+``matches`` and ``could_still_match`` judge output against the ORIGINAL
+patterns with ``re`` and the ``regex`` package, independently of all the
+above, so tests can check the translation rather than trust it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import NamedTuple
+
+import regex as partial_regex
+import xgrammar
+
+from grammar_compiler.errors import ConstraintError
+
+try:
+    from re import _parser
+except ImportError:  # Python 3.10
+    import sre_parse as _parser
+
+MAX_PATTERN_LENGTH = 10_000
+MAX_PATTERNS = 64
+MAX_REPEAT = 10_000
+"""Largest repetition count accepted; xgrammar overflows on Python's largest."""
+
+
+class _Feature(Enum):
+    """Constructs that are rejected, labelled as users would recognise them."""
+
+    LOOKAHEAD = "lookahead (?=...)"
+    NEGATIVE_LOOKAHEAD = "negative lookahead (?!...)"
+    LOOKBEHIND = "lookbehind (?<=...)"
+    NEGATIVE_LOOKBEHIND = "negative lookbehind (?<!...)"
+    BACKREFERENCE = r"backreference (\1 or (?P=name))"
+    CONDITIONAL = "conditional group (?(id)yes|no)"
+    ATOMIC_GROUP = "atomic group (?>...)"
+    POSSESSIVE = "possessive quantifier (*+, ++, ?+, {m,n}+)"
+    WORD_BOUNDARY = r"word boundary \b"
+    NON_WORD_BOUNDARY = r"non-word boundary \B"
+    IGNORECASE = "case-insensitive flag (?i)"
+    TEMPLATE = "template flag (?t)"
+    LARGE_REPEAT = f"repetition count above {MAX_REPEAT}"
+    EMPTY_SET = "character class that matches no character"
+    START_ANCHOR = r"'^' or '\A'"
+    END_ANCHOR = r"'$' or '\Z'"
+
+
+class _Rejection(Exception):
+    """Raised while translating; turned into a located ConstraintError."""
+
+    def __init__(self, feature: _Feature) -> None:
+        super().__init__(feature.value)
+        self.feature = feature
+
+
+# ---------------------------------------------------------------------------
+# Public API
+
+
+def compile_regex(pattern: str | list[str]) -> str:
+    """Validate the pattern(s) and return one regex xgrammar compiles.
+
+    The result matches exactly the texts that some pattern fully matches.
+
+    Raises:
+        ConstraintError: a pattern is invalid, unsupported, or too large.
+    """
+    patterns = _validated_list(pattern)
+    indexed = not isinstance(pattern, str)
+    pieces = [
+        f"(?:{_translate(text, index if indexed else None)})" for index, text in enumerate(patterns)
+    ]
+    result = "|".join(pieces)
+    _confirm_with_xgrammar(result, pieces if indexed else None)
+    return result
+
+
+def matches(pattern: str | list[str], text: str) -> bool:
+    """Whether ``re`` fully matches ``text`` with any original pattern."""
+    return any(re.fullmatch(one, text) for one in _as_list(pattern))
+
+
+def could_still_match(pattern: str | list[str], text: str) -> bool:
+    """Whether ``text`` is a prefix of some text a pattern fully matches.
+
+    Uses the ``regex`` package's partial matching, so it shares no code with
+    ``compile_regex``. A full match always counts, even where ``regex`` and
+    ``re`` disagree on a class (``regex`` excludes U+001C..U+001F from ``\\s``).
+    Known ``regex`` partial-match errors (2026.11.15): with a lazy quantifier
+    and an alternative matching empty text, any one character passes
+    (``a*?b|c*`` accepts ``"q"``); a ``(?a:`` scope is lost inside a nested
+    ``(?s:`` scope.
+    """
+    return matches(pattern, text) or any(
+        partial_regex.fullmatch(one, text, partial=True) for one in _as_list(pattern)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Input checks
+
+
+def _as_list(pattern: str | Sequence[str]) -> list[str]:
+    return [pattern] if isinstance(pattern, str) else list(pattern)
+
+
+def _validated_list(pattern: str | Sequence[str]) -> list[str]:
+    """The patterns, once they are known to be strings of sensible number and size."""
+    if not isinstance(pattern, (str, list, tuple)):
+        raise ConstraintError("a regex constraint must be a string or a list of strings")
+    patterns = _as_list(pattern)
+    if not patterns:
+        raise ConstraintError("the list of regex patterns is empty")
+    if len(patterns) > MAX_PATTERNS:
+        raise ConstraintError(f"too many regex patterns: {len(patterns)} (at most {MAX_PATTERNS})")
+    indexed = not isinstance(pattern, str)
+    for index, text in enumerate(patterns):
+        where = index if indexed else None
+        if not isinstance(text, str):
+            raise ConstraintError("a regex pattern must be a string", pattern_index=where)
+        if len(text) > MAX_PATTERN_LENGTH:
+            raise ConstraintError(
+                f"regex pattern too long: {len(text)} characters (at most {MAX_PATTERN_LENGTH})",
+                pattern_index=where,
+            )
+    return patterns
+
+
+def _confirm_with_xgrammar(result: str, pieces: list[str] | None) -> None:
+    """Let xgrammar parse the result; blame the first piece it refuses if there are several."""
+    reason = _xgrammar_complaint(result)
+    if reason is None:
+        return
+    index = None
+    if pieces is not None:
+        index = next((i for i, piece in enumerate(pieces) if _xgrammar_complaint(piece)), None)
+    raise ConstraintError(f"regex not accepted by xgrammar: {reason}", pattern_index=index)
+
+
+def _xgrammar_complaint(regex: str) -> str | None:
+    try:
+        xgrammar.Grammar.from_regex(regex)
+    except (RuntimeError, ValueError) as err:
+        # Drop the "[time] /project/cpp/file.cc:83: " prefix of xgrammar's log line.
+        return re.sub(r"^\[[^\]]*\]\s*\S+:\d+:\s*", "", str(err).strip())
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Parsing and translation of one pattern
+
+
+def _translate(text: str, index: int | None) -> str:
+    """The xgrammar regex for one pattern, or a ConstraintError located in it."""
+    try:
+        try:
+            tree = _parser.parse(text)
+        except OverflowError:  # a repetition count Python itself cannot hold
+            raise _Rejection(_Feature.LARGE_REPEAT) from None
+        return _emit_tree(tree)
+    except re.error as err:
+        raise ConstraintError(
+            f"invalid regex: {err.msg}", position=err.pos, pattern_index=index
+        ) from None
+    except _Rejection as rejection:
+        raise _located_error(text, rejection.feature, index) from None
+    except ConstraintError as err:  # a construct this module does not know at all
+        raise ConstraintError(err.message, pattern_index=index) from None
+    except RecursionError:
+        raise ConstraintError("regex nests groups too deeply", pattern_index=index) from None
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the enclosing pattern implies for the node being emitted.
+
+    ``at_start``/``at_end``: every match of the node starts at the start (ends
+    at the end) of the whole text, so a start (end) anchor there always holds.
+    """
+
+    dotall: bool
+    ascii: bool
+    at_start: bool = True
+    at_end: bool = True
+
+
+def _emit_tree(tree: _parser.SubPattern) -> str:
+    flags = tree.state.flags
+    _check_flags(flags)
+    context = _Context(dotall=bool(flags & re.DOTALL), ascii=bool(flags & re.ASCII))
+    return _emit_sequence(tree, context)
+
+
+def _check_flags(flags: int) -> None:
+    for flag, feature in _REJECTED_FLAGS.items():
+        if flags & flag:
+            raise _Rejection(feature)
+
+
+_REJECTED_FLAGS = {
+    _parser.FLAGS[letter]: feature
+    for letter, feature in (("i", _Feature.IGNORECASE), ("t", _Feature.TEMPLATE))
+    if letter in _parser.FLAGS
+}
+
+
+def _emit_sequence(items: Sequence[tuple], context: _Context) -> str:
+    """Concatenate the nodes, telling each whether it sits where the match starts/ends.
+
+    Only zero-width anchors may come before a node that is at the start (or
+    after one at the end): anything else may consume text.
+    """
+    consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
+    first = consuming[0] if consuming else len(items)
+    last = consuming[-1] if consuming else -1
+    return "".join(
+        _emit_node(
+            op,
+            av,
+            replace(
+                context,
+                at_start=context.at_start and i <= first,
+                at_end=context.at_end and i >= last,
+            ),
+        )
+        for i, (op, av) in enumerate(items)
+    )
+
+
+def _emit_node(op: object, av: object, context: _Context) -> str:
+    if op in _SINGLE_CHARACTER_OPS:
+        return _emit_set(_character_set(op, av, context))
+    if op is _parser.BRANCH:
+        return "(?:" + "|".join(_emit_sequence(branch, context) for branch in av[1]) + ")"
+    if op is _parser.SUBPATTERN:
+        _group, add_flags, del_flags, items = av
+        return _emit_sequence(items, _group_context(context, add_flags, del_flags))
+    if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+        return _emit_repeat(*av, context)
+    if op is _parser.AT:
+        return _emit_anchor(av, context)
+    raise _Rejection(_unsupported_feature(op, av))
+
+
+def _unsupported_feature(op: object, av: object) -> _Feature:
+    if op in (_parser.ASSERT, _parser.ASSERT_NOT):
+        direction = av[0]
+        if op is _parser.ASSERT:
+            return _Feature.LOOKAHEAD if direction > 0 else _Feature.LOOKBEHIND
+        return _Feature.NEGATIVE_LOOKAHEAD if direction > 0 else _Feature.NEGATIVE_LOOKBEHIND
+    feature = _UNSUPPORTED_OPS.get(op)
+    if feature is None:
+        raise ConstraintError(f"unsupported regex construct {op!r}")
+    return feature
+
+
+_UNSUPPORTED_OPS = {
+    getattr(_parser, name): feature
+    for name, feature in (
+        ("GROUPREF", _Feature.BACKREFERENCE),
+        ("GROUPREF_EXISTS", _Feature.CONDITIONAL),
+        ("ATOMIC_GROUP", _Feature.ATOMIC_GROUP),  # Python 3.11+
+        ("POSSESSIVE_REPEAT", _Feature.POSSESSIVE),  # Python 3.11+
+    )
+    if hasattr(_parser, name)
+}
+
+
+def _group_context(context: _Context, add_flags: int, del_flags: int) -> _Context:
+    """Scoped flags, combined the way Python's compiler combines them."""
+    _check_flags(add_flags)
+    dotall = (context.dotall or bool(add_flags & re.DOTALL)) and not del_flags & re.DOTALL
+    if add_flags & re.ASCII:
+        ascii_only = True
+    elif add_flags & re.UNICODE:
+        ascii_only = False
+    else:
+        ascii_only = context.ascii
+    return replace(context, dotall=dotall, ascii=ascii_only)
+
+
+def _emit_repeat(low: int, high: int, item: Sequence[tuple], context: _Context) -> str:
+    for bound in (low, high):
+        if bound != _parser.MAXREPEAT and bound > MAX_REPEAT:
+            raise _Rejection(_Feature.LARGE_REPEAT)
+    if high > 1:  # later iterations neither start nor end the text
+        context = replace(context, at_start=False, at_end=False)
+    body = _emit_sequence(item, context)
+    if not (len(item) == 1 and item[0][0] in _SINGLE_CHARACTER_OPS):
+        body = f"(?:{body})"
+    return body + _quantifier(low, high)
+
+
+def _quantifier(low: int, high: int) -> str:
+    if high == _parser.MAXREPEAT:
+        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+    if low == high:
+        return "" if low == 1 else f"{{{low}}}"
+    return "?" if (low, high) == (0, 1) else f"{{{low},{high}}}"
+
+
+_START_ANCHORS = frozenset({_parser.AT_BEGINNING, _parser.AT_BEGINNING_STRING})
+_END_ANCHORS = frozenset({_parser.AT_END, _parser.AT_END_STRING})
+
+
+def _emit_anchor(code: object, context: _Context) -> str:
+    """Nothing where the anchor is implied; otherwise it cannot be honoured."""
+    if code in _START_ANCHORS:
+        if context.at_start:
+            return ""
+        raise _Rejection(_Feature.START_ANCHOR)
+    if code in _END_ANCHORS:
+        if context.at_end:
+            return ""
+        raise _Rejection(_Feature.END_ANCHOR)
+    if code is _parser.AT_BOUNDARY:
+        raise _Rejection(_Feature.WORD_BOUNDARY)
+    if code is _parser.AT_NON_BOUNDARY:
+        raise _Rejection(_Feature.NON_WORD_BOUNDARY)
+    raise ConstraintError(f"unsupported regex anchor {code}")
+
+
+# ---------------------------------------------------------------------------
+# Character sets, as sorted tuples of disjoint inclusive (low, high) code point ranges
+
+_Ranges = tuple[tuple[int, int], ...]
+
+_SINGLE_CHARACTER_OPS = frozenset({_parser.LITERAL, _parser.NOT_LITERAL, _parser.ANY, _parser.IN})
+_NEWLINE: _Ranges = ((ord("\n"), ord("\n")),)
+_SURROGATE_LOW, _SURROGATE_HIGH = 0xD800, 0xDFFF
+_CARET = ord("^")
+
+
+def _character_set(op: object, av: object, context: _Context) -> _Ranges:
+    if op is _parser.LITERAL:
+        return ((av, av),)
+    if op is _parser.NOT_LITERAL:
+        return _complement(((av, av),))
+    if op is _parser.ANY:
+        return _complement(()) if context.dotall else _complement(_NEWLINE)
+    return _class_set(av, context.ascii)
+
+
+def _class_set(items: Iterable[tuple], ascii_only: bool) -> _Ranges:
+    negate = False
+    ranges: list[tuple[int, int]] = []
+    for op, av in items:
+        if op is _parser.NEGATE:
+            negate = True
+        elif op is _parser.LITERAL:
+            ranges.append((av, av))
+        elif op is _parser.RANGE:
+            ranges.append(av)
+        elif op is _parser.CATEGORY:
+            ranges.extend(_category_sets(ascii_only)[av])
+        else:
+            raise ConstraintError(f"unsupported item {op!r} in a regex character class")
+    merged = _normalize(ranges)
+    return _complement(merged) if negate else merged
+
+
+_CATEGORY_ESCAPES = {
+    _parser.CATEGORY_DIGIT: r"\d",
+    _parser.CATEGORY_NOT_DIGIT: r"\D",
+    _parser.CATEGORY_WORD: r"\w",
+    _parser.CATEGORY_NOT_WORD: r"\W",
+    _parser.CATEGORY_SPACE: r"\s",
+    _parser.CATEGORY_NOT_SPACE: r"\S",
+}
+
+
+@functools.cache
+def _category_sets(ascii_only: bool) -> dict[object, _Ranges]:
+    """Python's own \\d, \\w, \\s and negations, found by running ``re`` over every code point.
+
+    Asking ``re`` rather than ``str.isdecimal`` and friends keeps them equal to
+    what ``matches`` accepts for this interpreter's Unicode version (computed
+    once, about a quarter of a second).
+    """
+    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
+    flags = re.ASCII if ascii_only else 0
+    return {
+        category: tuple(
+            (found.start(), found.end() - 1)
+            for found in re.finditer(escape + "+", every_character, flags)
+        )
+        for category, escape in _CATEGORY_ESCAPES.items()
+    }
+
+
+def _normalize(ranges: Iterable[tuple[int, int]]) -> _Ranges:
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return tuple(merged)
+
+
+def _complement(ranges: _Ranges) -> _Ranges:
+    gaps = []
+    start = 0
+    for low, high in ranges:
+        if low > start:
+            gaps.append((start, low - 1))
+        start = high + 1
+    if start <= sys.maxunicode:
+        gaps.append((start, sys.maxunicode))
+    return tuple(gaps)
+
+
+def _emit_set(ranges: _Ranges) -> str:
+    """A single character, or a positive class: xgrammar sees no negation to interpret."""
+    ranges = _without_surrogates(ranges)
+    if not ranges:
+        raise _Rejection(_Feature.EMPTY_SET)
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _escape(ranges[0][0], _METACHARACTERS)
+    return "[" + "".join(_emit_range(low, high) for low, high in _caret_last(ranges)) + "]"
+
+
+def _caret_last(ranges: _Ranges) -> _Ranges:
+    """Keep '^' out of first place: xgrammar 0.2.8 reads ``[\\^a]`` as ``[^a]``."""
+    (low, high), rest = ranges[0], ranges[1:]
+    if low != _CARET:
+        return ranges
+    after_caret = ((_CARET + 1, high),) if high > _CARET else ()
+    return (*after_caret, *rest, (_CARET, _CARET))
+
+
+def _without_surrogates(ranges: _Ranges) -> _Ranges:
+    kept = []
+    for low, high in ranges:
+        if low < _SURROGATE_LOW:
+            kept.append((low, min(high, _SURROGATE_LOW - 1)))
+        if high > _SURROGATE_HIGH:
+            kept.append((max(low, _SURROGATE_HIGH + 1), high))
+    return tuple(kept)
+
+
+def _emit_range(low: int, high: int) -> str:
+    first = _escape(low, _CLASS_METACHARACTERS)
+    if low == high:
+        return first
+    last = _escape(high, _CLASS_METACHARACTERS)
+    return first + last if high == low + 1 else f"{first}-{last}"
+
+
+_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
+_CLASS_METACHARACTERS = frozenset("\\[]^-")
+
+
+def _escape(code: int, metacharacters: frozenset[str]) -> str:
+    character = chr(code)
+    if character in metacharacters:
+        return "\\" + character
+    if character.isprintable():
+        return character
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+# ---------------------------------------------------------------------------
+# Locating a rejected construct in the pattern text
+#
+# Python's parse tree has no positions, so a light scanner walks the text,
+# already known to be valid, and marks where each construct of interest is.
+
+
+class _Mark(NamedTuple):
+    feature: _Feature
+    start: int
+    end: int
+
+
+def _located_error(text: str, feature: _Feature, index: int | None) -> ConstraintError:
+    if feature in (_Feature.START_ANCHOR, _Feature.END_ANCHOR):
+        mark = _misplaced_anchor(text, feature)
+        anchor = repr(text[mark.start : mark.end]) if mark else feature.value
+        where = "start" if feature is _Feature.START_ANCHOR else "end"
+        message = (
+            f"anchor {anchor} must be at the {where} of the pattern or of one of its "
+            "alternatives (the whole output is always matched)"
+        )
+    else:
+        mark = next((m for m in _Scanner(text).marks if m.feature is feature), None)
+        message = f"unsupported regex feature '{feature.value}'"
+    return ConstraintError(message, position=mark.start if mark else None, pattern_index=index)
+
+
+def _misplaced_anchor(text: str, feature: _Feature) -> _Mark | None:
+    """The first anchor that is still rejected when it is the only anchor left.
+
+    Whether an anchor is allowed does not depend on the other anchors (they
+    are zero-width), so each candidate is judged alone with the others
+    replaced by an empty group; the parse tree cannot say where nodes came
+    from, and Python merges equal prefixes of alternatives.
+    """
+    anchors = [
+        m for m in _Scanner(text).marks if m.feature in (_Feature.START_ANCHOR, _Feature.END_ANCHOR)
+    ]
+    for candidate in anchors:
+        if candidate.feature is not feature:
+            continue
+        variant = _replace_marks(text, [m for m in anchors if m is not candidate], "(?:)")
+        try:
+            _emit_tree(_parser.parse(variant))
+        except _Rejection as rejection:
+            if rejection.feature is feature:
+                return candidate
+        except re.error:
+            continue
+    return None
+
+
+def _replace_marks(text: str, marks: list[_Mark], replacement: str) -> str:
+    parts = []
+    done = 0
+    for mark in marks:
+        parts += [text[done : mark.start], replacement]
+        done = mark.end
+    return "".join([*parts, text[done:]])
+
+
+_VERBOSE_WHITESPACE = frozenset(" \t\n\r\v\f")
+_BRACE_QUANTIFIER = re.compile(r"\{([0-9]*)(?:,([0-9]*))?\}")
+_FLAG_GROUP = re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+_GROUP_FEATURES = (
+    ("=", _Feature.LOOKAHEAD),
+    ("!", _Feature.NEGATIVE_LOOKAHEAD),
+    ("<=", _Feature.LOOKBEHIND),
+    ("<!", _Feature.NEGATIVE_LOOKBEHIND),
+    (">", _Feature.ATOMIC_GROUP),
+)
+_ESCAPE_FEATURES = {
+    "b": _Feature.WORD_BOUNDARY,
+    "B": _Feature.NON_WORD_BOUNDARY,
+    "A": _Feature.START_ANCHOR,
+    "Z": _Feature.END_ANCHOR,
+}
+_FLAG_FEATURES = {"i": _Feature.IGNORECASE, "t": _Feature.TEMPLATE}
+_OCTAL_DIGITS = frozenset("01234567")
+
+
+class _Scanner:
+    """Marks rejected constructs and anchors in pattern text, with their offsets.
+
+    Follows Python's tokenization (escapes, classes, comments, verbose mode)
+    just far enough to tell metacharacters from literal text. It never fails:
+    on odd input it merely marks less.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.marks: list[_Mark] = []
+        self._verbose = [False]  # one entry per open group: is its content verbose
+        position = 0
+        while position < len(text):
+            position = self._step(position)
+
+    def _mark(self, feature: _Feature, start: int, end: int) -> None:
+        self.marks.append(_Mark(feature, start, end))
+
+    def _step(self, position: int) -> int:
+        """Scan the token at ``position``; return where the next one starts."""
+        text = self.text
+        char = text[position]
+        if self._verbose[-1] and char in _VERBOSE_WHITESPACE:
+            return position + 1
+        if self._verbose[-1] and char == "#":
+            end = text.find("\n", position)
+            return len(text) if end < 0 else end + 1
+        if char == "\\":
+            return self._escape(position)
+        if char == "[":
+            return self._class_end(position)
+        if char == "(":
+            return self._group(position)
+        if char == ")":
+            if len(self._verbose) > 1:
+                self._verbose.pop()
+            return position + 1
+        if char == "^":
+            self._mark(_Feature.START_ANCHOR, position, position + 1)
+        elif char == "$":
+            self._mark(_Feature.END_ANCHOR, position, position + 1)
+        elif char in "*+?{":
+            return self._quantifier(position)
+        return position + 1
+
+    def _escape(self, position: int) -> int:
+        text = self.text
+        code = text[position + 1 : position + 2]
+        if code in _ESCAPE_FEATURES:
+            self._mark(_ESCAPE_FEATURES[code], position, position + 2)
+        elif code and code in "123456789" and not self._is_octal_escape(position):
+            self._mark(_Feature.BACKREFERENCE, position, position + 2)
+        elif code == "N" and text.startswith("{", position + 2):
+            end = text.find("}", position)
+            return len(text) if end < 0 else end + 1
+        return position + 2
+
+    def _is_octal_escape(self, position: int) -> bool:
+        """``\\123`` is a character, ``\\12`` and ``\\18`` are backreferences."""
+        digits = self.text[position + 1 : position + 4]
+        return len(digits) == 3 and all(digit in _OCTAL_DIGITS for digit in digits)
+
+    def _class_end(self, position: int) -> int:
+        text = self.text
+        position += 1
+        if text.startswith("^", position):
+            position += 1
+        if text.startswith("]", position):  # a leading ']' is a literal
+            position += 1
+        while position < len(text):
+            if text[position] == "\\":
+                position += 2
+            elif text[position] == "]":
+                return position + 1
+            else:
+                position += 1
+        return len(text)
+
+    def _group(self, position: int) -> int:
+        text = self.text
+        after = position + 2
+        if not text.startswith("(?", position) or text.startswith(":", after):
+            self._verbose.append(self._verbose[-1])
+            return position + 1
+        if text.startswith("#", after):
+            return self._comment_end(after)
+        if text.startswith("P=", after):
+            self._mark(_Feature.BACKREFERENCE, position, position + 1)
+            end = text.find(")", after)
+            return len(text) if end < 0 else end + 1
+        if text.startswith("(", after):
+            self._mark(_Feature.CONDITIONAL, position, position + 1)
+            self._verbose.append(self._verbose[-1])
+            end = text.find(")", after)
+            return len(text) if end < 0 else end + 1
+        for prefix, feature in _GROUP_FEATURES:
+            if text.startswith(prefix, after):
+                self._mark(feature, position, after + len(prefix))
+                self._verbose.append(self._verbose[-1])
+                return after + len(prefix)
+        flags = _FLAG_GROUP.match(text, after)
+        if flags:
+            return self._flag_group(position, flags)
+        self._verbose.append(self._verbose[-1])  # (?P<name>...)
+        return after
+
+    def _comment_end(self, position: int) -> int:
+        text = self.text
+        while position < len(text):
+            if text[position] == "\\":
+                position += 2
+            elif text[position] == ")":
+                return position + 1
+            else:
+                position += 1
+        return len(text)
+
+    def _flag_group(self, position: int, flags: re.Match[str]) -> int:
+        added, removed, closer = flags.group(1), flags.group(2) or "", flags.group(3)
+        for letter in added:
+            if letter in _FLAG_FEATURES:
+                self._mark(_FLAG_FEATURES[letter], position, flags.end())
+        if closer == ")":  # global flags, which Python only allows at the very start
+            self._verbose[-1] = self._verbose[-1] or "x" in added
+        else:
+            self._verbose.append((self._verbose[-1] or "x" in added) and "x" not in removed)
+        return flags.end()
+
+    def _quantifier(self, position: int) -> int:
+        text = self.text
+        end = position + 1
+        if text[position] == "{":
+            braces = _BRACE_QUANTIFIER.match(text, position)
+            if braces is None or braces.group() == "{}":
+                return end  # a literal '{'
+            end = braces.end()
+            if any(int(bound) > MAX_REPEAT for bound in braces.groups() if bound):
+                self._mark(_Feature.LARGE_REPEAT, position, end)
+        if text.startswith("+", end):
+            self._mark(_Feature.POSSESSIVE, position, end + 1)
+            return end + 1
+        return end + 1 if text.startswith("?", end) else end
