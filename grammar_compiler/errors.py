@@ -55,8 +55,8 @@ class ConstraintError(ValueError):
         else:
             where = ""
         if self.pattern_index is not None:
-            index = self.pattern_index
-            where = f"{where} of pattern {index}" if where else f"in pattern {index}"
+            number = self.pattern_index + 1  # people count patterns from 1
+            where = f"{where} of pattern {number}" if where else f"in pattern {number}"
         return where
 
     def __str__(self) -> str:

@@ -21,8 +21,12 @@ Translation rules (Python pattern -> xgrammar regex):
   point ranges, because xgrammar's shorthands differ from Python's: its
   ``\d``, ``\w`` are ASCII-only while Python's match e.g. ``٣`` and ``é``;
   its ``.`` matches ``\n`` while Python's does not (unless ``(?s)``). The sets
-  for ``\d \w \s \D \W \S`` are read off Python's ``re`` itself (ASCII ones
-  under ``(?a)``), so they agree with the judge ``matches`` exactly. Negated
+  for ``\d \w \s \D \W \S`` are read off Python's ``re`` itself, so they
+  agree with the judge ``matches`` exactly. Patterns are read with
+  ``re.ASCII`` (``PATTERN_FLAGS``): ``\d`` is ``[0-9]``, ``\w`` is
+  ``[A-Za-z0-9_]``, as in JavaScript and every constrained-decoding peer; a
+  Unicode-wide ``\d`` would also cost ~11 KB of regex per use. Write explicit
+  classes (``[0-9٠-٩]``, ``[\w\u00C0-\u024F]``) for more. Negated
   classes are complemented here, so xgrammar only ever sees positive ranges.
   Surrogates are left out: they cannot occur in UTF-8 text. A class never
   starts with ``^``, even escaped: xgrammar 0.2.8 reads ``[\^a]`` as ``[^a]``.
@@ -73,6 +77,8 @@ try:
 except ImportError:  # Python 3.10
     import sre_parse as _parser
 
+# Every pattern, in compile_regex and in the judges, is read with these flags.
+PATTERN_FLAGS = re.ASCII
 MAX_PATTERN_LENGTH = 10_000
 MAX_PATTERNS = 64
 MAX_REPEAT = 10_000
@@ -132,7 +138,7 @@ def compile_regex(pattern: str | list[str]) -> str:
 
 def matches(pattern: str | list[str], text: str) -> bool:
     """Whether ``re`` fully matches ``text`` with any original pattern."""
-    return any(re.fullmatch(one, text) for one in _as_list(pattern))
+    return any(re.fullmatch(one, text, PATTERN_FLAGS) for one in _as_list(pattern))
 
 
 def could_still_match(pattern: str | list[str], text: str) -> bool:
@@ -147,7 +153,8 @@ def could_still_match(pattern: str | list[str], text: str) -> bool:
     ``(?s:`` scope.
     """
     return matches(pattern, text) or any(
-        partial_regex.fullmatch(one, text, partial=True) for one in _as_list(pattern)
+        partial_regex.fullmatch(one, text, partial_regex.ASCII, partial=True)
+        for one in _as_list(pattern)
     )
 
 
@@ -209,7 +216,7 @@ def _translate(text: str, index: int | None) -> str:
     """The xgrammar regex for one pattern, or a ConstraintError located in it."""
     try:
         try:
-            tree = _parser.parse(text)
+            tree = _parser.parse(text, PATTERN_FLAGS)
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         return _emit_tree(tree)
@@ -223,6 +230,12 @@ def _translate(text: str, index: int | None) -> str:
         raise ConstraintError(err.message, pattern_index=index) from None
     except RecursionError:
         raise ConstraintError("regex nests groups too deeply", pattern_index=index) from None
+    except ValueError:  # Python's parser refuses (?u) next to the ASCII flag
+        raise ConstraintError(
+            "unsupported regex flag '(?u)': \\d, \\w and \\s are ASCII here; "
+            "write explicit classes for other characters",
+            pattern_index=index,
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -559,7 +572,7 @@ def _misplaced_anchor(text: str, feature: _Feature) -> _Mark | None:
             continue
         variant = _replace_marks(text, [m for m in anchors if m is not candidate], "(?:)")
         try:
-            _emit_tree(_parser.parse(variant))
+            _emit_tree(_parser.parse(variant, PATTERN_FLAGS))
         except _Rejection as rejection:
             if rejection.feature is feature:
                 return candidate

@@ -64,7 +64,7 @@ VALID = [
     ),
     pytest.param(
         r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
-        ["a.b+c@example.co.uk", "x@y.z", "élise@exemple.fr"],
+        ["a.b+c@example.co.uk", "x@y.z"],
         ["a@b", "@b.c", "a b@c.d"],
         id="email",
     ),
@@ -82,13 +82,14 @@ VALID = [
     pytest.param(r"[\^-a]+", ["^_`a"], ["b", "]"], id="range-from-caret"),
     pytest.param(r"\.\*\+\?\(\)\{\}\|\$\^\\/", [".*+?(){}|$^\\/"], ["a"], id="escaped-meta"),
     pytest.param(r"{a}{}x{", ["{a}{}x{"], ["a"], id="literal-braces"),
-    pytest.param(r"\d+", ["123", "٣٤", "１２"], ["1a", "", "½"], id="unicode-digits"),
-    pytest.param(r"(?a)\d+", ["123"], ["٣"], id="ascii-digits"),
-    pytest.param(r"\w+", ["héllo_1", "日本語", "ǅ"], ["a-b", " "], id="unicode-word"),
+    pytest.param(r"\d+", ["123"], ["1a", "", "½", "٣٤", "１２"], id="ascii-digits"),
+    pytest.param(r"(?a)\d+", ["123"], ["٣"], id="explicit-ascii-flag"),
+    pytest.param(r"[0-9٠-٩]+", ["12٣"], ["a"], id="unicode-digits-spelled-out"),
+    pytest.param(r"\w+", ["hello_1", "ABC"], ["a-b", " ", "héllo", "日本語"], id="ascii-word"),
     pytest.param(r"(?a:\w+)", ["hello_1"], ["héllo"], id="scoped-ascii-word"),
-    pytest.param(r"\s", [" ", "\t", "\n", "\xa0", "\u2003", "\x1c"], ["a", "\u200b"], id="space"),
-    pytest.param(r"\S\D\W", ["aa-", "éb "], ["a1-", "a٣-", " a-"], id="negated-categories"),
-    pytest.param(r"[^\d\s]", ["a", "-"], ["1", "٣", " "], id="negated-class-of-categories"),
+    pytest.param(r"\s", [" ", "\t", "\n", "\r", "\f", "\v"], ["a", "\xa0", "\u2003"], id="space"),
+    pytest.param(r"\S\D\W", ["aa-", "a٣é"], ["a1-", " a-"], id="negated-categories"),
+    pytest.param(r"[^\d\s]", ["a", "-", "٣"], ["1", " "], id="negated-class-of-categories"),
     pytest.param(r"a.c", ["abc", "a c", "a\rc", "aéc", "a😀c"], ["a\nc", "ac"], id="dot"),
     pytest.param(r"(?s)a.c", ["a\nc", "abc"], ["ac"], id="dotall"),
     pytest.param(r"(?s:.)(?-s:.)", ["\na"], ["a\n"], id="scoped-dotall"),
@@ -111,7 +112,7 @@ VALID = [
         ["555-1234"],
         id="verbose",
     ),
-    pytest.param(r"(?u)(?m)a", ["a"], ["b"], id="harmless-flags"),
+    pytest.param(r"(?m)a", ["a"], ["b"], id="harmless-flags"),
     pytest.param(r"[\b$^]", ["\b", "$", "^"], ["b"], id="no-anchors-in-a-class"),
     pytest.param(["a+", r"\d+"], ["aa", "12"], ["a1", ""], id="list"),
     pytest.param(["x", "x"], ["x"], ["xx"], id="list-duplicates"),
@@ -252,13 +253,18 @@ def test_unsupported_feature_is_named_and_located(
     assert caught.value.pattern_index is None
 
 
+def test_unicode_flag_is_refused_by_name() -> None:
+    with pytest.raises(ConstraintError, match=r"\(\?u\)"):
+        compile_regex(r"(?u)\w+")
+
+
 def test_unsupported_feature_in_a_list_names_the_pattern() -> None:
     with pytest.raises(ConstraintError) as caught:
         compile_regex(["ok", "also ok", "not(?=ok)"])
     error = caught.value
     assert (error.position, error.pattern_index) == (3, 2)
     assert str(error) == (
-        "unsupported regex feature 'lookahead (?=...)' at position 3 of pattern 2"
+        "unsupported regex feature 'lookahead (?=...)' at position 3 of pattern 3"
     )
 
 
@@ -346,7 +352,7 @@ def test_matches_uses_the_original_patterns() -> None:
         (r"abc", "", True),
         (["yes", "no"], "n", True),
         (["yes", "no"], "x", False),
-        (r"\s", "\x1c", True),  # regex's \s lacks U+001C, re's has it; a full match counts
+        (r"\s", "\x1c", False),  # \s is ASCII whitespace
     ],
 )
 def test_could_still_match(pattern: str | list[str], text: str, expected: bool) -> None:
@@ -396,11 +402,11 @@ def test_random_patterns_agree_with_python(seed: int) -> None:
             pattern = "^" + pattern
         if rng.random() < 0.3:
             pattern += "$"
-        pattern = rng.choice(["", "", "(?s)", "(?a)"]) + pattern
+        pattern = rng.choice(["", "", "(?s)"]) + pattern
         xgrammar = _Xgrammar(pattern)
         for _ in range(30):
             text = "".join(rng.choices(_TEXT_CHARACTERS, k=rng.randint(0, 6)))
-            assert xgrammar.accepts(text) == bool(re.fullmatch(pattern, text)), (pattern, text)
+            assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
             if not lazy:
                 expected = could_still_match(pattern, text)
                 assert xgrammar.accepts_prefix(text) == expected, (pattern, text)
@@ -415,8 +421,8 @@ def test_random_patterns_agree_with_python(seed: int) -> None:
     [
         ({}, "bad"),
         ({"position": 0}, "bad at position 0"),
-        ({"position": 3, "pattern_index": 1}, "bad at position 3 of pattern 1"),
-        ({"pattern_index": 0}, "bad in pattern 0"),
+        ({"position": 3, "pattern_index": 1}, "bad at position 3 of pattern 2"),
+        ({"pattern_index": 0}, "bad in pattern 1"),
         ({"line": 2, "column": 5}, "bad at line 2, column 5"),
         ({"line": 2}, "bad at line 2"),
     ],
