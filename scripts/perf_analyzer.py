@@ -18,6 +18,8 @@ Flags (see --help for defaults):
     --model NAME               model to load-test (the ensemble)
     --concurrency-range R      perf_analyzer start:end:step of concurrent streams
     --measurement-interval MS  length of one measurement window
+    --stability-percentage P   how close successive windows must agree (perf_analyzer's
+                               own default of 10 rarely settles on a busy 2-core machine)
     --prompt TEXT              text_input of every request
     --sampling-parameters JSON sampling_parameters of every request
     --constraint-type TYPE     constraint_type of every request (regex, none, ...)
@@ -59,13 +61,16 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     parser.add_argument("--url", default=f"127.0.0.1:{grpc_port}", help="default %(default)s")
     parser.add_argument("--serve", type=Path, metavar="REPO")
     parser.add_argument(
-        "--model-dir", type=Path, default=Path(os.environ.get("CT_MODEL_DIR", ".cache/models/demo"))
+        "--model-dir",
+        type=Path,
+        default=Path(os.environ.get("CT_MODEL_DIR", str(REPO_ROOT / ".cache" / "models" / "demo"))),
     )
     parser.add_argument("--model", default="ensemble", help="default %(default)s")
     parser.add_argument("--concurrency-range", default="1:8:1", help="default %(default)s")
     parser.add_argument(
         "--measurement-interval", type=int, default=5000, help="ms, default %(default)s"
     )
+    parser.add_argument("--stability-percentage", type=int, default=25, help="default %(default)s")
     parser.add_argument("--prompt", default="Today's date is ", help="default %(default)r")
     parser.add_argument(
         "--sampling-parameters",
@@ -105,6 +110,7 @@ def perf_analyzer_command(
         "-i", "grpc", "--streaming", "-u", url,
         "--concurrency-range", args.concurrency_range,
         "--measurement-interval", str(args.measurement_interval),
+        "--stability-percentage", str(args.stability_percentage),
         "--input-data", str(input_data), *shapes,
         "-f", str(csv_path),
     ]  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,8 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
-from triton_runtime import ProcessError, TritonServer, locate_runtime
+import triton_runtime.server
+from triton_runtime import ProcessError, TritonServer, free_port, locate_runtime
 
 pytestmark = pytest.mark.integration
 
@@ -109,8 +111,7 @@ def test_echo_inference(server: TritonServer) -> None:
 def test_stop_leaves_no_process(model_repository: Path, tmp_path: Path) -> None:
     server = TritonServer(model_repository, log_file=tmp_path / "tritonserver.log")
     try:
-        server.start()
-        server.wait_ready(60)
+        server.start_and_wait(60)
         members = session_members(server.pid)
         assert server.pid in members
         assert len(members) >= 2, "expected the Python backend stub next to tritonserver"
@@ -125,8 +126,7 @@ def test_stop_kills_the_group_when_sigterm_is_not_obeyed(
 ) -> None:
     server = TritonServer(model_repository, log_file=tmp_path / "tritonserver.log")
     try:
-        server.start()
-        server.wait_ready(60)
+        server.start_and_wait(60)
         os.kill(server.pid, signal.SIGSTOP)  # a hung server: SIGTERM stays pending
         started = time.monotonic()
     finally:
@@ -146,3 +146,17 @@ def test_wait_ready_fails_fast_with_log_tail(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert time.monotonic() - started < 30
+
+
+def test_lost_port_race_is_retried_on_fresh_ports(
+    model_repository: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = socket.create_server(("127.0.0.1", 0))
+    picks = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(
+        triton_runtime.server, "free_port", lambda: next(picks, None) or free_port()
+    )
+    with taken, TritonServer(model_repository, log_file=tmp_path / "triton.log") as server:
+        assert server.http_port != taken.getsockname()[1]
+        assert server.is_ready()
+    assert "already in use" in (tmp_path / "triton.log").read_text()

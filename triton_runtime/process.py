@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import IO
 
 _POLL_INTERVAL_S = 0.1
+_START_ATTEMPTS = 3
 _TAIL_LINES = 40
 
 # Echo threads of several servers share one stdout; whole lines must not interleave.
@@ -84,6 +85,7 @@ class ManagedProcess:
         self.startup_timeout = startup_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
+        self._log_offset = 0  # where this run's output starts in an appended log file
         self._echo_thread: threading.Thread | None = None
         self._echoed: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
 
@@ -94,12 +96,15 @@ class ManagedProcess:
         return self._proc.pid
 
     def start(self) -> None:
-        if self._proc is not None:
-            raise RuntimeError(f"{self.name} was already started")
+        """Launch the command; a stopped instance may be started again."""
+        if self._proc is not None and self._proc.returncode is None:
+            raise RuntimeError(f"{self.name} is already running")
+        self._echoed.clear()
         stdout: int | IO[bytes] | None = None
         if self.log_file is not None:
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
             self._log_handle = stdout = self.log_file.open("ab")
+            self._log_offset = self._log_handle.tell()
         elif self.echo_prefix is not None:
             stdout = subprocess.PIPE
         self._proc = subprocess.Popen(
@@ -183,21 +188,40 @@ class ManagedProcess:
         return proc.returncode
 
     def log_tail(self, lines: int = _TAIL_LINES) -> str:
-        """The last output lines, for error messages ("" when output is inherited)."""
+        """The last output lines of the latest run ("" when output is inherited)."""
         if self.log_file is not None and self.log_file.is_file():
             with self.log_file.open("rb") as handle:
-                handle.seek(max(0, self.log_file.stat().st_size - 64 * 1024))
+                handle.seek(max(self._log_offset, self.log_file.stat().st_size - 64 * 1024))
                 text = handle.read().decode(errors="replace")
             return "\n".join(text.splitlines()[-lines:])
         return "\n".join(list(self._echoed)[-lines:])
 
+    def start_and_wait(self, timeout: float | None = None) -> None:
+        """start() and wait_ready(), stopping again on failure.
+
+        A server that died because a port it was given is already taken is started again
+        on fresh ports when they were picked automatically (see ports.free_port).
+        """
+        for attempt in range(1, _START_ATTEMPTS + 1):
+            self.start()
+            try:
+                self.wait_ready(timeout)
+                return
+            except ProcessError:
+                lost_port_race = "already in use" in self.log_tail().lower()
+                self.stop()
+                if attempt == _START_ATTEMPTS or not (lost_port_race and self._repick_ports()):
+                    raise
+            except BaseException:
+                self.stop()
+                raise
+
+    def _repick_ports(self) -> bool:
+        """Choose new free ports after losing a port race; False where ports were given."""
+        return False
+
     def __enter__(self) -> ManagedProcess:
-        self.start()
-        try:
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        self.start_and_wait()
         return self
 
     def __exit__(

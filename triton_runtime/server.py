@@ -35,29 +35,18 @@ class TritonServer(ManagedProcess):
         echo_prefix: str | None = None,
         startup_timeout: float = 120.0,
     ) -> None:
-        runtime = runtime or locate_runtime()
+        self._runtime = runtime or locate_runtime()
+        self._model_repository = Path(model_repository).resolve()
+        self._requested_ports = (http_port, grpc_port, metrics_port)
+        self._exit_timeout_secs = exit_timeout_secs
+        self._extra_args = tuple(extra_args)
         self.address = address
-        self.http_port = http_port or free_port()
-        self.grpc_port = grpc_port or free_port()
-        self.metrics_port = metrics_port or free_port()
-        command = [
-            str(runtime.executable),
-            f"--model-repository={Path(model_repository).resolve()}",
-            f"--backend-directory={runtime.backend_directory}",
-            f"--http-address={address}",
-            f"--http-port={self.http_port}",
-            f"--grpc-address={address}",
-            f"--grpc-port={self.grpc_port}",
-            f"--metrics-address={address}",
-            f"--metrics-port={self.metrics_port}",
-            f"--exit-timeout-secs={exit_timeout_secs}",
-            *extra_args,
-        ]
+        self._assign_ports()
         super().__init__(
             "tritonserver",
-            command,
-            f"{self.http_url}/v2/health/ready",
-            env={**runtime.env, **(env or {})},
+            self._command(),
+            self._ready_url(),
+            env={**self._runtime.env, **(env or {})},
             log_file=log_file,
             echo_prefix=echo_prefix,
             startup_timeout=startup_timeout,
@@ -76,6 +65,36 @@ class TritonServer(ManagedProcess):
     @property
     def metrics_url(self) -> str:
         return f"http://{probe_host(self.address)}:{self.metrics_port}/metrics"
+
+    def _assign_ports(self) -> None:
+        self.http_port, self.grpc_port, self.metrics_port = (
+            port or free_port() for port in self._requested_ports
+        )
+
+    def _repick_ports(self) -> bool:
+        if all(self._requested_ports):
+            return False
+        self._assign_ports()
+        self.command, self.ready_url = self._command(), self._ready_url()
+        return True
+
+    def _ready_url(self) -> str:
+        return f"{self.http_url}/v2/health/ready"
+
+    def _command(self) -> list[str]:
+        return [
+            str(self._runtime.executable),
+            f"--model-repository={self._model_repository}",
+            f"--backend-directory={self._runtime.backend_directory}",
+            f"--http-address={self.address}",
+            f"--http-port={self.http_port}",
+            f"--grpc-address={self.address}",
+            f"--grpc-port={self.grpc_port}",
+            f"--metrics-address={self.address}",
+            f"--metrics-port={self.metrics_port}",
+            f"--exit-timeout-secs={self._exit_timeout_secs}",
+            *self._extra_args,
+        ]
 
 
 class FrontendServer(ManagedProcess):
@@ -100,17 +119,15 @@ class FrontendServer(ManagedProcess):
         startup_timeout: float = 60.0,
     ) -> None:
         self.host = host
+        self._requested_port = port
         self.port = port or free_port()
-        command = [
-            python, "-m", "uvicorn", app, "--factory",
-            "--host", host, "--port", str(self.port),
-            # Open SSE streams would otherwise hold a graceful shutdown forever.
-            "--timeout-graceful-shutdown", str(graceful_shutdown_secs),
-        ]  # fmt: skip
+        self._app = app
+        self._python = python
+        self._graceful_shutdown_secs = graceful_shutdown_secs
         super().__init__(
             "frontend",
-            command,
-            f"{self.url}/health",
+            self._command(),
+            self._ready_url(),
             # Unbuffered, so its log lines interleave with Triton's as they happen.
             env={**(env or {}), "PYTHONUNBUFFERED": "1"},
             cwd=cwd,
@@ -123,3 +140,21 @@ class FrontendServer(ManagedProcess):
     @property
     def url(self) -> str:
         return f"http://{probe_host(self.host)}:{self.port}"
+
+    def _repick_ports(self) -> bool:
+        if self._requested_port:
+            return False
+        self.port = free_port()
+        self.command, self.ready_url = self._command(), self._ready_url()
+        return True
+
+    def _ready_url(self) -> str:
+        return f"{self.url}/health"
+
+    def _command(self) -> list[str]:
+        return [
+            self._python, "-m", "uvicorn", self._app, "--factory",
+            "--host", self.host, "--port", str(self.port),
+            # Open SSE streams would otherwise hold a graceful shutdown forever.
+            "--timeout-graceful-shutdown", str(self._graceful_shutdown_secs),
+        ]  # fmt: skip
