@@ -24,7 +24,14 @@ from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
 from engine.model_runner import ModelRunner
 from engine.request import FinishReason, GenerationRequest, StepOutput
-from engine.sampler import SamplingRow, apply_repetition_penalty, new_sampling_row, sample
+from engine.sampler import (
+    SamplingRow,
+    apply_presence_frequency_penalties,
+    apply_repetition_penalty,
+    new_sampling_row,
+    sample,
+)
+from engine.stop_strings import StopStringMatcher
 from engine.text_window import TextWindow
 
 logger = logging.getLogger(__name__)
@@ -36,6 +43,7 @@ class _Waiting:
 
     request: GenerationRequest
     grammar: Future[xgr.CompiledGrammar] | None
+    since: float
 
 
 @dataclass
@@ -46,6 +54,7 @@ class _Active:
     matcher: xgr.GrammarMatcher | None
     sampling: SamplingRow
     text: TextWindow
+    stops: StopStringMatcher | None
     max_tokens: int
     generated: int = 0
     last_token: int = -1
@@ -62,11 +71,13 @@ class Engine:
         *,
         max_batch_size: int = 64,
         cancel_poll_interval_s: float = 0.05,
+        compile_budget_s: float = 30.0,
     ) -> None:
         self._runner = runner
         self._grammars = grammars
         self._max_batch_size = max_batch_size
         self._cancel_poll_interval_s = cancel_poll_interval_s
+        self._compile_budget_s = compile_budget_s
         self._inbox: queue.SimpleQueue[GenerationRequest | None] = queue.SimpleQueue()
         self._waiting: list[_Waiting] = []
         self._running: list[_Active] = []
@@ -140,7 +151,7 @@ class Engine:
         grammar = (
             self._grammars.get(request.constraint) if request.constraint.is_constrained else None
         )
-        self._waiting.append(_Waiting(request, grammar))
+        self._waiting.append(_Waiting(request, grammar, time.monotonic()))
 
     def step(self) -> None:
         """One iteration: admit, prefill, decode, mask, sample, emit."""
@@ -171,10 +182,17 @@ class Engine:
         admitted: list[_Active] = []
         still_waiting: list[_Waiting] = []
         capacity = self._max_batch_size - len(self._running)
+        now = time.monotonic()
         for waiting in self._waiting:
             grammar = waiting.grammar
             if grammar is not None and not grammar.done():
-                still_waiting.append(waiting)
+                if now - waiting.since > self._compile_budget_s:
+                    waiting.request.sink.fail(
+                        f"the constraint did not compile within {self._compile_budget_s:g} s",
+                        invalid_argument=True,
+                    )
+                else:
+                    still_waiting.append(waiting)
                 continue
             if len(admitted) >= capacity:
                 still_waiting.append(waiting)
@@ -203,11 +221,14 @@ class Engine:
             matcher=matcher,
             sampling=new_sampling_row(request.params, request.prompt_ids, self._runner.vocab_size),
             text=TextWindow(self._runner.token_bytes, request.prompt_ids),
+            stops=StopStringMatcher(request.params.stop) if request.params.stop else None,
             max_tokens=min(request.params.max_tokens, room),
         )
 
     def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
-        apply_repetition_penalty(logits, [active.sampling for active in rows])
+        sampling_rows = [active.sampling for active in rows]
+        apply_repetition_penalty(logits, sampling_rows)
+        apply_presence_frequency_penalties(logits, sampling_rows)
         constrained = [i for i, active in enumerate(rows) if active.matcher is not None]
         if constrained:
             bitmask = self._bitmask[: len(rows)]
@@ -218,13 +239,13 @@ class Engine:
         for i, active in enumerate(rows):
             if active.request.params.ignore_eos:
                 logits[i, eos] = float("-inf")
-        return sample(logits, [active.sampling for active in rows])
+        return sample(logits, sampling_rows)
 
     def _advance(self, active: _Active, token: int) -> None:
         """Applies one sampled token to a request and emits what it completes."""
         active.generated += 1
         active.last_token = token
-        active.sampling.seen[token] = True
+        active.sampling.record(token)
         matcher = active.matcher
         if matcher is not None and not matcher.accept_token(token):
             # Only reachable when every token was masked (ignore_eos on a fully
@@ -239,8 +260,12 @@ class Engine:
             return
         window = active.text.push(token)
         complete = matcher is not None and matcher.is_completed()
+        stopped = active.stops is not None and active.stops.push(self._runner.token_bytes[token])
         if complete and active.request.params.stop_after_match:
             self._finish(active, FinishReason.STOP, matched=True, window=window)
+        elif stopped and (matcher is None or complete):
+            # A stop string never cuts a constrained output short of a match.
+            self._finish(active, FinishReason.STOP, matched=complete, window=window)
         elif active.generated >= active.max_tokens:
             self._finish(active, FinishReason.LENGTH, matched=complete, window=window)
         elif window is not None:

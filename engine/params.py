@@ -23,6 +23,18 @@ class SamplingParams(BaseModel):
     top_k: int = Field(0, ge=0, description="0 disables top-k filtering.")
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     repetition_penalty: float = Field(1.0, gt=0.0, description="1.0 disables it.")
+    presence_penalty: float = Field(
+        0.0, ge=-2.0, le=2.0, description="OpenAI-style, on output tokens."
+    )
+    frequency_penalty: float = Field(
+        0.0, ge=-2.0, le=2.0, description="OpenAI-style, on output tokens."
+    )
+    stop: tuple[str, ...] = Field(
+        (),
+        max_length=16,
+        description="Strings that end generation; the output keeps them. Under a constraint "
+        "they end it only where the constraint is fully matched.",
+    )
     seed: int | None = Field(None, ge=0, description="Same seed and request give the same output.")
     stop_after_match: bool = Field(
         True, description="End as soon as the constraint is fully matched."

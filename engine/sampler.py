@@ -24,6 +24,11 @@ class SamplingRow:
     params: SamplingParams
     generator: torch.Generator
     seen: torch.Tensor  # bool [vocab]: tokens in prompt or output, for repetition_penalty
+    output_counts: torch.Tensor  # int [vocab]: output tokens only, for presence/frequency
+
+    def record(self, token: int) -> None:
+        self.seen[token] = True
+        self.output_counts[token] += 1
 
 
 def new_sampling_row(
@@ -37,7 +42,8 @@ def new_sampling_row(
     seen = torch.zeros(vocab_size, dtype=torch.bool)
     if prompt_ids:
         seen[torch.tensor(list(prompt_ids), dtype=torch.long)] = True
-    return SamplingRow(params=params, generator=generator, seen=seen)
+    counts = torch.zeros(vocab_size, dtype=torch.int32)
+    return SamplingRow(params=params, generator=generator, seen=seen, output_counts=counts)
 
 
 def apply_repetition_penalty(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> None:
@@ -49,6 +55,19 @@ def apply_repetition_penalty(logits: torch.Tensor, rows: Sequence[SamplingRow]) 
     penalty = torch.tensor(penalties, dtype=logits.dtype, device=logits.device).unsqueeze(1)
     penalized = torch.where(logits > 0, logits / penalty, logits * penalty)
     logits.copy_(torch.where(seen.to(logits.device), penalized, logits))
+
+
+def apply_presence_frequency_penalties(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> None:
+    """OpenAI's penalties: subtract ``presence`` once and ``frequency`` per use
+    from the logits of tokens the output already contains."""
+    presence = [row.params.presence_penalty for row in rows]
+    frequency = [row.params.frequency_penalty for row in rows]
+    if not any(presence) and not any(frequency):
+        return
+    counts = torch.stack([row.output_counts for row in rows]).to(logits.device, logits.dtype)
+    as_column = {"dtype": logits.dtype, "device": logits.device}
+    logits -= torch.tensor(presence, **as_column).unsqueeze(1) * (counts > 0).to(logits.dtype)
+    logits -= torch.tensor(frequency, **as_column).unsqueeze(1) * counts
 
 
 def _filter_top_k_top_p(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> torch.Tensor:

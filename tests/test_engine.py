@@ -201,3 +201,76 @@ def test_requests_join_a_running_batch(engine: Engine, runner: ModelRunner) -> N
     assert not long_running.done.is_set()
     assert long_running.done.wait(120)
     assert long_running.outputs[-1].tokens_generated == 200
+
+
+def test_stop_string_ends_unconstrained_output_and_is_kept(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    params = SamplingParams(max_tokens=40, seed=5, ignore_eos=True)
+    baseline = _submit(engine, runner, "Counting", params)
+    assert baseline.done.wait(60)
+    text = _text(runner, baseline)
+    cut = next(i for i in range(len(text) // 2, len(text)) if not text[i].isspace())
+    stop = text[cut]
+    stopped = _submit(engine, runner, "Counting", params.model_copy(update={"stop": (stop,)}))
+    assert stopped.done.wait(60)
+    result = _text(runner, stopped)
+    assert stopped.outputs[-1].finish_reason is FinishReason.STOP
+    # Same seed, same tokens, up to and including the token that completed the stop string.
+    assert text.startswith(result) and stop in result
+    assert len(result) <= cut + len(max(runner.token_bytes, key=len))
+
+
+def test_stop_string_never_cuts_a_constrained_output_short(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    pattern = r"[a-c.]{6}"
+    for seed in range(6):
+        sink = _submit(
+            engine,
+            runner,
+            "Dots",
+            SamplingParams(max_tokens=20, seed=seed, stop=(".",)),
+            Constraint(type=ConstraintType.REGEX, value=pattern),
+        )
+        assert sink.done.wait(60)
+        assert re.fullmatch(pattern, _text(runner, sink)), "a '.' before the end must not stop it"
+        assert sink.outputs[-1].matched
+
+
+def test_presence_and_frequency_penalties_discourage_repeats(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    def distinct_tokens(params: SamplingParams) -> int:
+        sink = _submit(engine, runner, "a a a a", params)
+        assert sink.done.wait(60)
+        return len(set(runner.tokenizer.encode(_text(runner, sink), add_special_tokens=False)))
+
+    plain = distinct_tokens(SamplingParams(max_tokens=30, temperature=0, ignore_eos=True))
+    penalized = distinct_tokens(
+        SamplingParams(
+            max_tokens=30,
+            temperature=0,
+            ignore_eos=True,
+            presence_penalty=2.0,
+            frequency_penalty=2.0,
+        )
+    )
+    assert penalized > plain
+
+
+def test_grammar_that_compiles_too_long_is_refused(runner: ModelRunner) -> None:
+    slow = Engine(runner, GrammarCache(runner.tokenizer_info), compile_budget_s=0.0)
+    slow.start()
+    try:
+        sink = _submit(
+            slow,
+            runner,
+            "x",
+            SamplingParams(),
+            Constraint(type=ConstraintType.REGEX, value="[a-z]{1,900}"),
+        )
+        assert sink.done.wait(60)
+        assert sink.error is not None and "did not compile" in sink.error[0] and sink.error[1]
+    finally:
+        slow.shutdown()
