@@ -22,6 +22,7 @@ import xgrammar as xgr
 
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
+from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.request import FinishReason, GenerationRequest, StepOutput
 from engine.sampler import (
@@ -72,12 +73,14 @@ class Engine:
         max_batch_size: int = 64,
         cancel_poll_interval_s: float = 0.05,
         compile_budget_s: float = 30.0,
+        metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
         self._grammars = grammars
         self._max_batch_size = max_batch_size
         self._cancel_poll_interval_s = cancel_poll_interval_s
         self._compile_budget_s = compile_budget_s
+        self._metrics = metrics or EngineMetrics()
         self._inbox: queue.SimpleQueue[GenerationRequest | None] = queue.SimpleQueue()
         self._waiting: list[_Waiting] = []
         self._running: list[_Active] = []
@@ -177,6 +180,7 @@ class Engine:
         keep = [i for i, active in enumerate(rows) if not active.finished]
         self._batch.keep(keep)
         self._running = [rows[i] for i in keep]
+        self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
 
     def _admit(self) -> list[_Active]:
         admitted: list[_Active] = []
@@ -283,6 +287,7 @@ class Engine:
         if window is None:  # tokens may be held back mid-character: release them
             window = active.text.flush()
         active.finished = True
+        self._metrics.request_finished(reason.value, active.generated)
         active.request.sink.send(
             StepOutput(
                 window[0], window[1], active.generated, finish_reason=reason, matched=matched
@@ -300,6 +305,7 @@ class Engine:
         self._last_cancel_poll = now
         for waiting in [w for w in self._waiting if w.request.sink.is_cancelled()]:
             self._waiting.remove(waiting)
+            self._metrics.request_finished(FinishReason.CANCELLED.value, 0)
             waiting.request.sink.send(StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED))
         cancelled = [
             i for i, active in enumerate(self._running) if active.request.sink.is_cancelled()
@@ -314,6 +320,7 @@ class Engine:
     def _fail_all_running(self, message: str) -> None:
         for active in self._stepping:
             if not active.finished:
+                self._metrics.request_finished("error", active.generated)
                 active.request.sink.fail(message, invalid_argument=False)
         self._running = []
         self._stepping = []

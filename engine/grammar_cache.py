@@ -9,11 +9,13 @@ in-flight compilation) and the hit/miss counts are kept for metrics.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import xgrammar as xgr
 
+from engine.metrics import EngineMetrics
 from engine.params import Constraint, ConstraintType
 
 
@@ -26,11 +28,13 @@ class GrammarCache:
         *,
         max_entries: int = 512,
         compile_threads: int = 1,
+        metrics: EngineMetrics | None = None,
     ) -> None:
         self._compiler = xgr.GrammarCompiler(tokenizer_info, max_threads=2, cache_enabled=False)
         self._executor = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
         self._entries: OrderedDict[Constraint, Future[xgr.CompiledGrammar]] = OrderedDict()
         self._max_entries = max_entries
+        self._metrics = metrics or EngineMetrics()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -42,8 +46,10 @@ class GrammarCache:
             if future is not None:
                 self._entries.move_to_end(constraint)
                 self.hits += 1
+                self._metrics.grammar_lookup(hit=True)
                 return future
             self.misses += 1
+            self._metrics.grammar_lookup(hit=False)
             future = self._executor.submit(self._compile, constraint)
             self._entries[constraint] = future
             future.add_done_callback(lambda done: self._forget_failure(constraint, done))
@@ -59,6 +65,16 @@ class GrammarCache:
                     del self._entries[constraint]
 
     def _compile(self, constraint: Constraint) -> xgr.CompiledGrammar:
+        started = time.perf_counter()
+        try:
+            compiled = self._compile_now(constraint)
+        except Exception:
+            self._metrics.grammar_compiled(time.perf_counter() - started, ok=False)
+            raise
+        self._metrics.grammar_compiled(time.perf_counter() - started, ok=True)
+        return compiled
+
+    def _compile_now(self, constraint: Constraint) -> xgr.CompiledGrammar:
         if constraint.type is ConstraintType.REGEX:
             return self._compiler.compile_regex(constraint.value)
         if constraint.type is ConstraintType.EBNF:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
+from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
 from engine.request import INVALID_ARGUMENT_PREFIX, GenerationRequest, StepOutput
@@ -60,6 +61,65 @@ class _ResponseSink:
         return self._sender.is_cancelled()
 
 
+class _TritonMetrics(EngineMetrics):
+    """Engine figures as Python-backend custom metrics on Triton's metrics port."""
+
+    def __init__(self) -> None:
+        counter, gauge, histogram = (
+            pb_utils.MetricFamily.COUNTER,
+            pb_utils.MetricFamily.GAUGE,
+            pb_utils.MetricFamily.HISTOGRAM,
+        )
+        lookups = pb_utils.MetricFamily(
+            "ct_grammar_cache_lookups_total", "Compiled-grammar lookups", counter
+        )
+        self._hits, self._misses = (
+            lookups.Metric({"result": "hit"}),
+            lookups.Metric({"result": "miss"}),
+        )
+        compile_seconds = pb_utils.MetricFamily(
+            "ct_grammar_compile_seconds", "Grammar compilation time", histogram
+        )
+        buckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0]
+        self._compile = {
+            ok: compile_seconds.Metric({"ok": str(ok).lower()}, buckets=buckets)
+            for ok in (True, False)
+        }
+        self._finished = pb_utils.MetricFamily(
+            "ct_decoder_requests_finished_total",
+            "Requests that left the decoder, by reason",
+            counter,
+        )
+        self._finished_by_reason: dict = {}
+        self._tokens = pb_utils.MetricFamily(
+            "ct_decoder_output_tokens_total", "Tokens generated", counter
+        ).Metric({})
+        queue = pb_utils.MetricFamily(
+            "ct_decoder_requests", "Requests in the decoder by state", gauge
+        )
+        self._waiting, self._running = (
+            queue.Metric({"state": "waiting"}),
+            queue.Metric({"state": "running"}),
+        )
+
+    def grammar_lookup(self, *, hit: bool) -> None:
+        (self._hits if hit else self._misses).increment(1)
+
+    def grammar_compiled(self, seconds: float, *, ok: bool) -> None:
+        self._compile[ok].observe(seconds)
+
+    def request_finished(self, reason: str, output_tokens: int) -> None:
+        metric = self._finished_by_reason.get(reason)
+        if metric is None:
+            metric = self._finished_by_reason[reason] = self._finished.Metric({"reason": reason})
+        metric.increment(1)
+        self._tokens.increment(output_tokens)
+
+    def batch_state(self, *, waiting: int, running: int) -> None:
+        self._waiting.set(waiting)
+        self._running.set(running)
+
+
 def _optional_text(request, name: str) -> str | None:
     tensor = pb_utils.get_input_tensor_by_name(request, name)
     if tensor is None:
@@ -102,10 +162,13 @@ class TritonPythonModel:
         runner = ModelRunner.load(
             resolve_model_dir(parameters), device=model_parameter(parameters, "device", "auto")
         )
+        metrics = _TritonMetrics()
         self.engine = Engine(
             runner,
-            GrammarCache(runner.tokenizer_info),
+            GrammarCache(runner.tokenizer_info, metrics=metrics),
             max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
+            compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
+            metrics=metrics,
         )
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
         self.sender_thread = threading.Thread(

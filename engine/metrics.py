@@ -1,0 +1,24 @@
+"""What the engine reports about itself, independent of where it goes.
+
+The Triton shell exports these through the Python backend's custom metrics
+(so they appear on Triton's own metrics port); tests and the plain-Python
+engine use the no-op default.
+"""
+
+from __future__ import annotations
+
+
+class EngineMetrics:
+    """No-op observer; subclasses export the figures."""
+
+    def grammar_lookup(self, *, hit: bool) -> None:
+        """A request asked for a compiled grammar (hit: it was cached or in flight)."""
+
+    def grammar_compiled(self, seconds: float, *, ok: bool) -> None:
+        """A grammar compilation ended after ``seconds``."""
+
+    def request_finished(self, reason: str, output_tokens: int) -> None:
+        """A request left the engine (``reason``: stop, length, cancelled, error)."""
+
+    def batch_state(self, *, waiting: int, running: int) -> None:
+        """Queue depth and batch size after a step."""
