@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from frontend.api import health, regex
+from frontend.api import cfg, health, regex, typed, validate
 from frontend.errors import install_error_handlers
+from frontend.metrics import install_metrics
 from frontend.settings import Settings
 from frontend.triton_client import TritonEngineClient
 
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
-    app.include_router(health.router)
-    app.include_router(regex.router)
+    install_metrics(app)
+    for module in (health, regex, cfg, typed, validate):
+        app.include_router(module.router)
     return app

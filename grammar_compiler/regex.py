@@ -70,6 +70,7 @@ from typing import NamedTuple
 import regex as partial_regex
 import xgrammar
 
+from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 
 try:
@@ -134,6 +135,17 @@ def compile_regex(pattern: str | list[str]) -> str:
     result = "|".join(pieces)
     _confirm_with_xgrammar(result, pieces if indexed else None)
     return result
+
+
+def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
+    """``compile_regex`` plus its judge, in the shape every language returns."""
+    canonical = compile_regex(pattern)
+    patterns = _as_list(pattern)
+
+    def judge(text: str) -> str | None:
+        return None if matches(patterns, text) else "re.fullmatch rejects the output"
+
+    return CanonicalConstraint(kind="regex", value=canonical, source_language="regex", judge=judge)
 
 
 def matches(pattern: str | list[str], text: str) -> bool:

@@ -1,0 +1,132 @@
+"""``POST /v1/grammars/validate``: compile a constraint without generating.
+
+The same fields as the generation endpoints name the constraint, so a user
+can debug exactly what they would send: the answer shows the canonical form
+xgrammar will compile, what is not enforced, and every mistake with its
+position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from frontend.api.cfg import GrammarFormat
+from frontend.auth import require_api_key
+from grammar_compiler import (
+    ConstraintError,
+    compile_grammar,
+    compile_json_schema,
+    compile_typescript,
+)
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.regex import regex_constraint
+
+router = APIRouter(dependencies=[Depends(require_api_key)])
+
+LANGUAGE_FIELDS = ("pattern", "grammar", "schema", "json_schema")
+
+
+class ValidateRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"grammar": "<start> ::= <noun> <verb> | <verb> <noun>"},
+                {"pattern": [r"\d{4}-\d{2}-\d{2}", "today"]},
+                {"schema": "export interface Point { x: number; y: number }", "type_name": "Point"},
+                {"json_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+            ]
+        },
+    )
+
+    pattern: str | Annotated[list[str], Field(min_length=1)] | None = Field(
+        None, description="A regex or list of regexes, as /v1/completion/regex takes it."
+    )
+    grammar: str | None = Field(None, description="A grammar, as /v1/completion/cfg takes it.")
+    grammar_format: GrammarFormat = "auto"
+    schema_: str | None = Field(
+        None, alias="schema", description="TypeScript definitions, with type_name."
+    )
+    type_name: str | None = None
+    json_schema: dict[str, Any] | str | None = Field(
+        None, description="A JSON Schema (object or JSON text)."
+    )
+    strict: bool = Field(
+        True,
+        description="JSON Schema: refuse keywords that cannot be enforced (false: report them).",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_language(self) -> ValidateRequest:
+        given = [
+            name
+            for name in LANGUAGE_FIELDS
+            if getattr(self, name if name != "schema" else "schema_")
+        ]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of {', '.join(LANGUAGE_FIELDS)} (got {len(given)})")
+        if self.schema_ is not None and not self.type_name:
+            raise ValueError("schema (TypeScript) needs type_name")
+        return self
+
+    def compile_step(self) -> tuple[str, Callable[[], CanonicalConstraint]]:
+        if self.pattern is not None:
+            return "regex", lambda: regex_constraint(self.pattern)
+        if self.grammar is not None:
+            return "grammar", lambda: compile_grammar(self.grammar, self.grammar_format)
+        if self.schema_ is not None:
+            return "typescript", lambda: compile_typescript(self.schema_, self.type_name)
+        return "json_schema", lambda: compile_json_schema(self.json_schema, strict=self.strict)
+
+
+class ConstraintProblem(BaseModel):
+    message: str = Field(description="What is wrong, with its location.")
+    position: int | None = Field(None, description="0-based character offset, when known.")
+    line: int | None = Field(None, description="1-based line, when known.")
+    column: int | None = Field(None, description="1-based column, when known.")
+    pattern_index: int | None = Field(None, description="0-based index into a list of patterns.")
+
+
+class CanonicalForm(BaseModel):
+    type: Literal["regex", "ebnf", "json_schema"] = Field(description="What the decoder compiles.")
+    value: str
+
+
+class ValidateResponse(BaseModel):
+    valid: bool
+    language: str = Field(description="The detected or named constraint language.")
+    canonical: CanonicalForm | None = None
+    not_enforced: list[str] = Field(
+        default_factory=list, description="Keywords accepted but not enforced (strict: false only)."
+    )
+    errors: list[ConstraintProblem] = Field(default_factory=list)
+
+
+@router.post(
+    "/v1/grammars/validate",
+    response_model=ValidateResponse,
+    summary="Compile a constraint and show its canonical form, without generating",
+)
+async def validate(body: ValidateRequest) -> ValidateResponse:
+    language, compile_step = body.compile_step()
+    try:
+        constraint = compile_step()
+    except ConstraintError as error:
+        problem = ConstraintProblem(
+            message=str(error),
+            position=error.position,
+            line=error.line,
+            column=error.column,
+            pattern_index=error.pattern_index,
+        )
+        return ValidateResponse(valid=False, language=language, errors=[problem])
+    return ValidateResponse(
+        valid=True,
+        language=constraint.source_language,
+        canonical=CanonicalForm(type=constraint.kind, value=constraint.value),
+        not_enforced=list(constraint.not_enforced),
+    )

@@ -1,0 +1,71 @@
+"""One constrained generation, from canonical constraint to verified result.
+
+Every route that promises a match goes through here, so the decoder's word
+is never the last one: the finished text is re-checked by the constraint's
+independent judge (``re``, a Lark parser, ``jsonschema``) before it is called
+a match.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from engine.params import Constraint, ConstraintType, SamplingParams
+from frontend.errors import APIError
+from frontend.generation import Completion, collect_completion
+from frontend.metrics import TOKENS, VERIFICATION_FAILURES
+from grammar_compiler import ConstraintError
+from grammar_compiler.canonical import CanonicalConstraint
+
+logger = logging.getLogger(__name__)
+
+
+class Verdict(str, enum.Enum):
+    MATCH = "match"  # the decoder and the independent judge agree it is complete
+    INCOMPLETE = "incomplete"  # cut short (token limit): a prefix of a match
+    VERIFICATION_FAILED = "verification_failed"  # the judge disagrees with the decoder
+
+
+@dataclass(frozen=True)
+class VerifiedCompletion:
+    completion: Completion
+    verdict: Verdict
+
+
+def compiled_or_400(compile_step) -> CanonicalConstraint:
+    """Runs a grammar_compiler call; a mistake in the constraint is the caller's 400."""
+    try:
+        return compile_step()
+    except ConstraintError as error:
+        raise APIError(400, str(error)) from None
+
+
+async def generate_verified(
+    request: Request, prompt: str, params: SamplingParams, constraint: CanonicalConstraint
+) -> VerifiedCompletion:
+    completion = await collect_completion(
+        request,
+        prompt,
+        params,
+        Constraint(type=ConstraintType(constraint.kind), value=constraint.value),
+    )
+    TOKENS.labels("prompt").inc(completion.prompt_tokens)
+    TOKENS.labels("completion").inc(completion.tokens_generated)
+    if not completion.matched:
+        return VerifiedCompletion(completion, Verdict.INCOMPLETE)
+    reason = constraint.judge(completion.text)
+    if reason is None:
+        return VerifiedCompletion(completion, Verdict.MATCH)
+    VERIFICATION_FAILURES.labels(constraint.source_language).inc()
+    logger.error(
+        "verification failed (%s): %s; constraint=%r output=%r",
+        constraint.source_language,
+        reason,
+        constraint.value[:2000],
+        completion.text[:2000],
+    )
+    return VerifiedCompletion(completion, Verdict.VERIFICATION_FAILED)
