@@ -113,7 +113,8 @@ def ensure_model_dir(model_dir: Path) -> Path:
     if model_dir != DEFAULT_MODEL_DIR:
         raise SystemExit(f"model directory {model_dir} does not exist")
     echo(f"[serve] building the demo model into {model_dir}")
-    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "build_demo_model.py")], check=True)
+    build = [sys.executable, str(REPO_ROOT / "scripts" / "build_demo_model.py")]
+    subprocess.run([*build, "--output", str(model_dir)], check=True)
     if not model_dir.is_dir():
         raise SystemExit(f"scripts/build_demo_model.py did not create {model_dir}")
     return model_dir

@@ -21,11 +21,13 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, TypeVar
 
 _POLL_INTERVAL_S = 0.1
 _START_ATTEMPTS = 3
 _TAIL_LINES = 40
+
+_Managed = TypeVar("_Managed", bound="ManagedProcess")
 
 # Echo threads of several servers share one stdout; whole lines must not interleave.
 _ECHO_LOCK = threading.Lock()
@@ -116,9 +118,9 @@ class ManagedProcess:
             stderr=None if stdout is None else subprocess.STDOUT,
             start_new_session=True,
         )
-        if self.echo_prefix is not None:
+        if self._proc.stdout is not None:
             self._echo_thread = threading.Thread(
-                target=self._echo, name=f"{self.name}-echo", daemon=True
+                target=self._echo, args=(self._proc.stdout,), name=f"{self.name}-echo", daemon=True
             )
             self._echo_thread.start()
 
@@ -220,7 +222,7 @@ class ManagedProcess:
         """Choose new free ports after losing a port race; False where ports were given."""
         return False
 
-    def __enter__(self) -> ManagedProcess:
+    def __enter__(self: _Managed) -> _Managed:
         self.start_and_wait()
         return self
 
@@ -245,9 +247,8 @@ class ManagedProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
 
-    def _echo(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for raw in self._proc.stdout:
+    def _echo(self, stream: IO[bytes]) -> None:
+        for raw in stream:
             line = raw.decode(errors="replace").rstrip("\n")
             self._echoed.append(line)
             echo(f"{self.echo_prefix}{line}")
