@@ -38,15 +38,17 @@ import argparse
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from triton_runtime import TritonServer
-from triton_runtime.perf_analyzer import install_perf_analyzer
+from triton_runtime.perf_analyzer import PerfAnalyzer, install_perf_analyzer
 from triton_runtime.runtime import REPO_ROOT
 
 # Inputs of the ensemble: all BYTES with dims [1] under a batch dimension.
@@ -136,15 +138,15 @@ def summarize(csv_path: Path) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args, extra = parse_args(argv)
-    tool = install_perf_analyzer()
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    input_data = args.output_dir / "input_data.json"
-    csv_path = args.output_dir / "results.csv"
-    write_input_data(args, input_data)
-    csv_path.unlink(missing_ok=True)
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM unwinds like Ctrl-C, so a server started by --serve is stopped, not orphaned."""
+    raise KeyboardInterrupt
 
+
+def run(
+    args: argparse.Namespace, extra: list[str], tool: PerfAnalyzer, input_data: Path, csv_path: Path
+) -> tuple[int, str]:
+    """Run perf_analyzer (against a private server with --serve); its status and the URL."""
     with ExitStack() as stack:
         url = args.url
         if args.serve is not None:
@@ -158,10 +160,27 @@ def main(argv: list[str] | None = None) -> int:
             url = server.grpc_url
         command = [*perf_analyzer_command(tool.executable, args, url, input_data, csv_path), *extra]
         print("+", " ".join(command), flush=True)
-        result = subprocess.run(command, env={**os.environ, **tool.env}, check=False)
-    if result.returncode != 0 or not csv_path.is_file():
-        print(f"perf_analyzer failed with status {result.returncode}", file=sys.stderr)
-        return result.returncode or 1
+        return subprocess.run(command, env={**os.environ, **tool.env}, check=False).returncode, url
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, extra = parse_args(argv)
+    tool = install_perf_analyzer()
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    input_data = args.output_dir / "input_data.json"
+    csv_path = args.output_dir / "results.csv"
+    write_input_data(args, input_data)
+    csv_path.unlink(missing_ok=True)
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        status, url = run(args, extra, tool, input_data, csv_path)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if status != 0 or not csv_path.is_file():
+        print(f"perf_analyzer failed with status {status}", file=sys.stderr)
+        return status or 1
     print(f"\nSummary ({args.model} at {url}; CSV: {csv_path})")
     print(summarize(csv_path))
     return 0
