@@ -112,18 +112,13 @@ class Engine:
             active.request.sink.fail("server is shutting down", invalid_argument=False)
         self._grammars.shutdown()
 
-    @property
-    def load(self) -> tuple[int, int]:
-        """(waiting, running) request counts, for metrics."""
-        return len(self._waiting), len(self._running)
-
     # -- loop ---------------------------------------------------------------
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
             idle = not self._waiting and not self._running
-            self._drain_inbox(block=idle)
             try:
+                self._drain_inbox(block=idle)
                 self.step()
             except Exception:  # keep serving: fail this batch, never the process
                 logger.exception("engine step failed; failing the running batch")
@@ -134,10 +129,17 @@ class Engine:
             item = self._inbox.get(timeout=0.1) if block else self._inbox.get_nowait()
             while True:
                 if item is not None:
-                    self._accept(item)
+                    self._accept_or_fail(item)
                 item = self._inbox.get_nowait()
         except queue.Empty:
             pass
+
+    def _accept_or_fail(self, request: GenerationRequest) -> None:
+        try:
+            self._accept(request)
+        except Exception:  # one bad request must not take the loop down
+            logger.exception("could not accept request %s", request.request_id)
+            request.sink.fail("internal error while accepting the request", invalid_argument=False)
 
     def _accept(self, request: GenerationRequest) -> None:
         prompt_len = len(request.prompt_ids)

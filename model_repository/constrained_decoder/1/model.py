@@ -70,33 +70,38 @@ class _TritonMetrics(EngineMetrics):
             pb_utils.MetricFamily.GAUGE,
             pb_utils.MetricFamily.HISTOGRAM,
         )
-        lookups = pb_utils.MetricFamily(
-            "ct_grammar_cache_lookups_total", "Compiled-grammar lookups", counter
-        )
+        # Families must outlive their metrics: a collected family invalidates them.
+        self._families = {
+            "lookups": pb_utils.MetricFamily(
+                "ct_grammar_cache_lookups_total", "Compiled-grammar lookups", counter
+            ),
+            "compile": pb_utils.MetricFamily(
+                "ct_grammar_compile_seconds", "Grammar compilation time", histogram
+            ),
+            "finished": pb_utils.MetricFamily(
+                "ct_decoder_requests_finished_total",
+                "Requests that left the decoder, by reason",
+                counter,
+            ),
+            "tokens": pb_utils.MetricFamily(
+                "ct_decoder_output_tokens_total", "Tokens generated", counter
+            ),
+            "queue": pb_utils.MetricFamily(
+                "ct_decoder_requests", "Requests in the decoder by state", gauge
+            ),
+        }
+        lookups, queue = self._families["lookups"], self._families["queue"]
         self._hits, self._misses = (
             lookups.Metric({"result": "hit"}),
             lookups.Metric({"result": "miss"}),
         )
-        compile_seconds = pb_utils.MetricFamily(
-            "ct_grammar_compile_seconds", "Grammar compilation time", histogram
-        )
         buckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0]
         self._compile = {
-            ok: compile_seconds.Metric({"ok": str(ok).lower()}, buckets=buckets)
+            ok: self._families["compile"].Metric({"ok": str(ok).lower()}, buckets=buckets)
             for ok in (True, False)
         }
-        self._finished = pb_utils.MetricFamily(
-            "ct_decoder_requests_finished_total",
-            "Requests that left the decoder, by reason",
-            counter,
-        )
         self._finished_by_reason: dict = {}
-        self._tokens = pb_utils.MetricFamily(
-            "ct_decoder_output_tokens_total", "Tokens generated", counter
-        ).Metric({})
-        queue = pb_utils.MetricFamily(
-            "ct_decoder_requests", "Requests in the decoder by state", gauge
-        )
+        self._tokens = self._families["tokens"].Metric({})
         self._waiting, self._running = (
             queue.Metric({"state": "waiting"}),
             queue.Metric({"state": "running"}),
@@ -111,7 +116,8 @@ class _TritonMetrics(EngineMetrics):
     def request_finished(self, reason: str, output_tokens: int) -> None:
         metric = self._finished_by_reason.get(reason)
         if metric is None:
-            metric = self._finished_by_reason[reason] = self._finished.Metric({"reason": reason})
+            family = self._families["finished"]
+            metric = self._finished_by_reason[reason] = family.Metric({"reason": reason})
         metric.increment(1)
         self._tokens.increment(output_tokens)
 
