@@ -6,6 +6,7 @@ import json
 import queue
 import re
 
+import httpx
 import numpy as np
 import tritonclient.grpc as grpcclient
 
@@ -81,3 +82,26 @@ def test_bad_parameters_are_reported_not_ignored(triton: TritonServer) -> None:
         ],
     )
     assert error is not None and "max_tokenz" in error
+
+
+def test_decoder_metrics_are_on_tritons_metrics_port(triton: TritonServer) -> None:
+    for _ in range(2):  # the second identical constraint is a cache hit
+        _, error = _stream(
+            triton,
+            [
+                _bytes_input("text_input", "n"),
+                _bytes_input("constraint_type", "regex"),
+                _bytes_input("constraint", "[0-9]{2}"),
+            ],
+        )
+        assert error is None
+    text = httpx.get(triton.metrics_url, timeout=10).text
+    values = {
+        line.split(" ")[0]: float(line.split(" ")[1])
+        for line in text.splitlines()
+        if line.startswith("ct_")
+    }
+    assert values['ct_grammar_cache_lookups_total{result="hit"}'] >= 1
+    assert values['ct_grammar_cache_lookups_total{result="miss"}'] >= 1
+    assert values['ct_decoder_requests_finished_total{reason="stop"}'] >= 2
+    assert values["ct_decoder_output_tokens_total"] >= 4
