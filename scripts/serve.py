@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -139,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
     frontend_env = {"CT_TRITON_URL": triton.grpc_url, "CT_MODEL_DIR": str(model_dir)}
     if args.api_keys is not None:
         frontend_env["CT_API_KEYS"] = args.api_keys
+    elif not os.environ.get("CT_API_KEYS_FILE") and not os.environ.get("CT_AUTH_DISABLED"):
+        # Never serve without a key: make one for this run and say what it is.
+        frontend_env["CT_API_KEYS"] = "ct-" + secrets.token_urlsafe(24)
+        echo(f"[serve] no --api-keys given; this run's API key: {frontend_env['CT_API_KEYS']}")
     frontend = FrontendServer(
         host=args.host,
         port=args.port,
