@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import re
+import time
 
 import httpx
 import numpy as np
 import tritonclient.grpc as grpcclient
+import tritonclient.grpc.aio as grpcaio
 
 from triton_runtime.server import TritonServer
 
@@ -105,3 +108,52 @@ def test_decoder_metrics_are_on_tritons_metrics_port(triton: TritonServer) -> No
     assert values['ct_grammar_cache_lookups_total{result="miss"}'] >= 1
     assert values['ct_decoder_requests_finished_total{reason="stop"}'] >= 2
     assert values["ct_decoder_output_tokens_total"] >= 4
+
+
+def _metric(triton: TritonServer, name: str) -> float:
+    for line in httpx.get(triton.metrics_url, timeout=10).text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split(" ")[1])
+    return 0.0
+
+
+CANCELLED = 'ct_decoder_requests_finished_total{reason="cancelled"}'
+
+
+def _wait_for_metric_above(
+    triton: TritonServer, name: str, floor: float, timeout_s: float = 20.0
+) -> float:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = _metric(triton, name)
+        if value > floor:
+            return value
+        time.sleep(0.2)
+    return _metric(triton, name)
+
+
+def test_cancelling_the_stream_cancels_generation_in_the_decoder(triton: TritonServer) -> None:
+    before = _metric(triton, CANCELLED)
+    endless = json.dumps({"max_tokens": 1_000_000, "ignore_eos": True})
+
+    async def start_then_cancel() -> None:
+        client = grpcaio.InferenceServerClient(triton.grpc_url)
+
+        async def requests():
+            yield {
+                "model_name": "ensemble",
+                "inputs": [
+                    _bytes_input("text_input", "go"),
+                    _bytes_input("sampling_parameters", endless),
+                ],
+            }
+
+        stream = client.stream_infer(requests())
+        async for _, error in stream:
+            assert error is None
+            break  # one response proves it is generating; now leave
+        stream.cancel()
+        await client.close()
+
+    asyncio.run(start_then_cancel())
+    assert _wait_for_metric_above(triton, CANCELLED, before) > before

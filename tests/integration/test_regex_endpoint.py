@@ -204,3 +204,13 @@ def test_health_and_openapi_docs(service: Service) -> None:
         assert client.get("/docs").status_code == 200
         spec = client.get("/openapi.json").json()
     assert "/v1/completion/regex" in spec["paths"]
+
+
+def test_client_disconnect_cancels_generation(service: Service) -> None:
+    from .test_ensemble_direct import CANCELLED, _metric, _wait_for_metric_above
+
+    before = _metric(service.triton, CANCELLED)
+    body = {"prompt": "Long: ", "pattern": "[a-z]{4000}", "max_new_tokens": 4000}
+    with service.client(timeout=1.0) as client, pytest.raises(httpx.TimeoutException):
+        client.post("/v1/completion/regex", json=body)  # the client gives up and disconnects
+    assert _wait_for_metric_above(service.triton, CANCELLED, before) > before
