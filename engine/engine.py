@@ -37,6 +37,8 @@ from engine.text_window import TextWindow
 
 logger = logging.getLogger(__name__)
 
+CANCELLATION_MEMORY_S = 60.0
+
 
 @dataclass
 class _Waiting:
@@ -88,6 +90,10 @@ class Engine:
         self._batch = RunningBatch()
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, runner.vocab_size)
         self._last_cancel_poll = 0.0
+        self._cancel_ids: set[str] = set()
+        self._cancel_lock = threading.Lock()
+        # Named cancellations are remembered a while: one may overtake its request.
+        self._cancelled_at: dict[str, float] = {}
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -96,6 +102,15 @@ class Engine:
     def submit(self, request: GenerationRequest) -> None:
         """Thread-safe; the request joins the batch at a coming step."""
         self._inbox.put(request)
+
+    def cancel(self, request_id: str) -> None:
+        """Thread-safe; cancels a waiting or running request at the next step.
+
+        Triton propagates an ensemble's cancellation only between steps, never
+        into the running decoder, so the frontend names the request instead.
+        """
+        with self._cancel_lock:
+            self._cancel_ids.add(request_id)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="engine-loop", daemon=True)
@@ -152,6 +167,9 @@ class Engine:
                 f"{self._runner.context_window}",
                 invalid_argument=True,
             )
+            return
+        if request.request_id in self._cancelled_at:
+            self._end_unstarted(request)
             return
         grammar = (
             self._grammars.get(request.constraint) if request.constraint.is_constrained else None
@@ -299,25 +317,43 @@ class Engine:
     # -- cancellation and failure ---------------------------------------
 
     def _poll_cancellations(self) -> None:
-        """Checks clients' cancellations every few tens of milliseconds: each
-        check is an IPC round trip inside Triton, too costly per token."""
+        """Applies cancellations: named ones at once, and clients' own every few
+        tens of milliseconds (each check is an IPC round trip inside Triton,
+        too costly per token)."""
+        with self._cancel_lock:
+            named, self._cancel_ids = self._cancel_ids, set()
         now = time.monotonic()
-        if now - self._last_cancel_poll < self._cancel_poll_interval_s:
+        for request_id in named:
+            self._cancelled_at[request_id] = now
+        poll_clients = now - self._last_cancel_poll >= self._cancel_poll_interval_s
+        if poll_clients:
+            self._last_cancel_poll = now
+            self._cancelled_at = {
+                request_id: at
+                for request_id, at in self._cancelled_at.items()
+                if now - at < CANCELLATION_MEMORY_S
+            }
+        if not named and not poll_clients:
             return
-        self._last_cancel_poll = now
-        for waiting in [w for w in self._waiting if w.request.sink.is_cancelled()]:
+
+        def cancelled(request: GenerationRequest) -> bool:
+            return request.request_id in named or (poll_clients and request.sink.is_cancelled())
+
+        for waiting in [w for w in self._waiting if cancelled(w.request)]:
             self._waiting.remove(waiting)
-            self._metrics.request_finished(FinishReason.CANCELLED.value, 0)
-            waiting.request.sink.send(StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED))
-        cancelled = [
-            i for i, active in enumerate(self._running) if active.request.sink.is_cancelled()
-        ]
-        if cancelled:
-            for i in cancelled:
+            self._end_unstarted(waiting.request)
+        gone = [i for i, active in enumerate(self._running) if cancelled(active.request)]
+        if gone:
+            for i in gone:
                 self._finish(self._running[i], FinishReason.CANCELLED, matched=False)
             keep = [i for i, active in enumerate(self._running) if not active.finished]
             self._batch.keep(keep)
             self._running = [self._running[i] for i in keep]
+
+    def _end_unstarted(self, request: GenerationRequest) -> None:
+        """Ends a request cancelled before it produced anything."""
+        self._metrics.request_finished(FinishReason.CANCELLED.value, 0)
+        request.sink.send(StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED))
 
     def _fail_all_running(self, message: str) -> None:
         for active in self._stepping:

@@ -36,8 +36,6 @@ class GrammarCache:
         self._max_entries = max_entries
         self._metrics = metrics or EngineMetrics()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
         """A future of the compiled grammar; completed at once on a cache hit."""
@@ -45,17 +43,16 @@ class GrammarCache:
             future = self._entries.get(constraint)
             if future is not None:
                 self._entries.move_to_end(constraint)
-                self.hits += 1
                 self._metrics.grammar_lookup(hit=True)
                 return future
-            self.misses += 1
             self._metrics.grammar_lookup(hit=False)
             future = self._executor.submit(self._compile, constraint)
             self._entries[constraint] = future
-            future.add_done_callback(lambda done: self._forget_failure(constraint, done))
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
-            return future
+        # Outside the lock: a compile that already failed runs the callback here.
+        future.add_done_callback(lambda done: self._forget_failure(constraint, done))
+        return future
 
     def _forget_failure(self, constraint: Constraint, future: Future) -> None:
         """A failed compile is not cached, so a fixed server config can retry it."""

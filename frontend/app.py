@@ -27,7 +27,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.engine = TritonEngineClient(
-            settings.triton_url, settings.triton_model, timeout_s=settings.request_timeout_s
+            settings.triton_url,
+            settings.triton_model,
+            settings.triton_decoder_model,
+            timeout_s=settings.request_timeout_s,
         )
         try:
             yield

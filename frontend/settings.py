@@ -22,6 +22,7 @@ class Settings:
 
     triton_url: str = "127.0.0.1:8011"
     triton_model: str = "ensemble"
+    triton_decoder_model: str = "constrained_decoder"
     model_name: str = "default"
     api_keys: tuple[str, ...] = field(default_factory=tuple)
     auth_disabled: bool = False
@@ -36,6 +37,9 @@ class Settings:
         return cls(
             triton_url=os.environ.get("CT_TRITON_URL", cls.triton_url),
             triton_model=os.environ.get("CT_TRITON_MODEL", cls.triton_model),
+            triton_decoder_model=os.environ.get(
+                "CT_TRITON_DECODER_MODEL", cls.triton_decoder_model
+            ),
             model_name=os.environ.get("CT_MODEL_NAME") or _name_of(os.environ.get("CT_MODEL_DIR")),
             api_keys=tuple(keys),
             auth_disabled=os.environ.get("CT_AUTH_DISABLED", "").lower() in {"1", "true", "yes"},

@@ -8,6 +8,8 @@ timeout, error) cancels that stream, which Triton turns into
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,6 +22,8 @@ from tritonclient.utils import InferenceServerException
 from engine.params import Constraint, SamplingParams
 from engine.request import INVALID_ARGUMENT_PREFIX
 from frontend.errors import APIError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,10 +81,12 @@ def _rpc_error(error: grpc.RpcError) -> APIError:
 class TritonEngineClient:
     """Generations over ``tritonclient``'s asyncio gRPC streaming API."""
 
-    def __init__(self, url: str, model: str, *, timeout_s: float) -> None:
+    def __init__(self, url: str, model: str, decoder_model: str, *, timeout_s: float) -> None:
         self._client = grpcclient.InferenceServerClient(url)
         self._model = model
+        self._decoder_model = decoder_model
         self._timeout_s = timeout_s
+        self._cancellations: set[asyncio.Task] = set()
 
     async def is_ready(self) -> bool:
         try:
@@ -94,6 +100,7 @@ class TritonEngineClient:
         self, prompt: str, params: SamplingParams, constraint: Constraint
     ) -> AsyncIterator[Chunk]:
         """Yields the ensemble's responses until the final one."""
+        request_id = uuid.uuid4().hex
         request = {
             "model_name": self._model,
             "inputs": [
@@ -102,26 +109,61 @@ class TritonEngineClient:
                 _bytes_input("constraint_type", constraint.type.value),
                 _bytes_input("constraint", constraint.value),
             ],
-            "request_id": uuid.uuid4().hex,
+            "request_id": request_id,
         }
 
         async def requests():
             yield request
 
         stream = self._client.stream_infer(requests(), stream_timeout=self._timeout_s)
+        finished = False
         try:
             async for result, error in stream:
                 if error is not None:
+                    finished = True  # Triton ended it
                     raise _as_api_error(error)
                 chunk = _to_chunk(result)
+                finished = chunk.finish_reason is not None
                 yield chunk
-                if chunk.finish_reason is not None:
+                if finished:
                     return
             raise APIError(502, "the inference server closed the stream before the final response")
         except InferenceServerException as error:
             raise _as_api_error(error) from None
         except grpc.RpcError as error:
             raise _rpc_error(error) from None
+        finally:
+            stream.cancel()
+            if not finished:
+                self._cancel_in_decoder(request_id)
+
+    def _cancel_in_decoder(self, request_id: str) -> None:
+        """Tells the decoder to drop a generation nobody will read.
+
+        Cancelling the ensemble's stream is not enough: Triton checks an
+        ensemble's cancellation only between steps, and the decoder step runs
+        until the generation ends. Runs in the background so a departing
+        client's handler returns at once.
+        """
+        task = asyncio.get_running_loop().create_task(self._send_cancel(request_id))
+        self._cancellations.add(task)
+        task.add_done_callback(self._cancellations.discard)
+
+    async def _send_cancel(self, request_id: str) -> None:
+        async def requests():
+            yield {
+                "model_name": self._decoder_model,
+                "inputs": [_bytes_input("cancel_request_id", request_id)],
+            }
+
+        stream = self._client.stream_infer(requests(), stream_timeout=30)
+        try:
+            async for _, error in stream:
+                if error is not None:
+                    logger.warning("cancelling %s in the decoder failed: %s", request_id, error)
+                break
+        except (InferenceServerException, grpc.RpcError) as error:
+            logger.warning("cancelling %s in the decoder failed: %s", request_id, error)
         finally:
             stream.cancel()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,22 @@ def test_grammar_that_compiles_too_long_is_refused(runner: ModelRunner) -> None:
         assert sink.error is not None and "did not compile" in sink.error[0] and sink.error[1]
     finally:
         slow.shutdown()
+
+
+def test_cancel_by_request_id_running_and_before_arrival(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    running = _submit(
+        engine, runner, "Endless", SamplingParams(max_tokens=100_000, ignore_eos=True)
+    )
+    assert running.first_output.wait(60)
+    engine.cancel("Endless")  # _submit uses the prompt as the request id
+    assert running.done.wait(30)
+    assert running.outputs[-1].finish_reason is FinishReason.CANCELLED
+    engine.cancel("Not yet here")
+    time.sleep(0.2)  # the cancellation overtakes its request
+    early = _submit(
+        engine, runner, "Not yet here", SamplingParams(max_tokens=100_000, ignore_eos=True)
+    )
+    assert early.done.wait(30)
+    assert early.outputs[-1].finish_reason is FinishReason.CANCELLED

@@ -132,27 +132,42 @@ def _wait_for_metric_above(
     return _metric(triton, name)
 
 
-def test_cancelling_the_stream_cancels_generation_in_the_decoder(triton: TritonServer) -> None:
+def test_cancelling_by_request_id_stops_generation_in_the_decoder(triton: TritonServer) -> None:
+    """Closing an ensemble stream does not reach the running decoder step (Triton
+    checks an ensemble's cancellation only between steps); naming the request
+    in a cancel_request_id request to the decoder does."""
     before = _metric(triton, CANCELLED)
     endless = json.dumps({"max_tokens": 1_000_000, "ignore_eos": True})
 
     async def start_then_cancel() -> None:
         client = grpcaio.InferenceServerClient(triton.grpc_url)
 
-        async def requests():
+        async def generate():
             yield {
                 "model_name": "ensemble",
+                "request_id": "endless-1",
                 "inputs": [
                     _bytes_input("text_input", "go"),
                     _bytes_input("sampling_parameters", endless),
                 ],
             }
 
-        stream = client.stream_infer(requests())
+        async def cancel():
+            yield {
+                "model_name": "constrained_decoder",
+                "inputs": [_bytes_input("cancel_request_id", "endless-1")],
+            }
+
+        stream = client.stream_infer(generate())
         async for _, error in stream:
             assert error is None
             break  # one response proves it is generating; now leave
         stream.cancel()
+        acknowledgement = client.stream_infer(cancel())
+        async for _, error in acknowledgement:
+            assert error is None
+            break
+        acknowledgement.cancel()
         await client.close()
 
     asyncio.run(start_then_cancel())

@@ -139,7 +139,10 @@ def _optional_text(request, name: str) -> str | None:
 
 def _parse(request) -> tuple[list[int], SamplingParams, Constraint]:
     """Reads a request's tensors; raises ValueError with a user-facing message."""
-    ids = pb_utils.get_input_tensor_by_name(request, "input_ids").as_numpy()
+    ids_tensor = pb_utils.get_input_tensor_by_name(request, "input_ids")
+    if ids_tensor is None:
+        raise ValueError("input_ids is required (or cancel_request_id, to cancel a request)")
+    ids = ids_tensor.as_numpy()
     if ids.ndim == 2 and ids.shape[0] != 1:
         raise ValueError("input_ids takes one prompt per request (batch size 1)")
     sampling_json = _optional_text(request, "sampling_parameters")
@@ -188,6 +191,11 @@ class TritonPythonModel:
         for request in requests:
             sender = request.get_response_sender()
             try:
+                cancel_id = _optional_text(request, "cancel_request_id")
+                if cancel_id is not None:
+                    self.engine.cancel(cancel_id)
+                    self.outbox.put((sender, None, FINAL))
+                    continue
                 prompt_ids, params, constraint = _parse(request)
             except ValueError as error:
                 _ResponseSink(sender, self.outbox, 0).fail(str(error), invalid_argument=True)
@@ -211,7 +219,10 @@ class TritonPythonModel:
                 return
             sender, response, flags = item
             try:
-                sender.send(response, flags=flags)
+                if response is None:
+                    sender.send(flags=flags)
+                else:
+                    sender.send(response, flags=flags)
             except Exception as error:  # the client is gone; others must still be served
                 pb_utils.Logger.log_warn(f"could not send a response: {error}")
 
