@@ -6,6 +6,14 @@ decoder uses it to get the one canonical form that xgrammar compiles.
 """
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.regex import compile_regex
+from grammar_compiler.typescript import compile_typescript, typescript_to_json_schema
 
-__all__ = ["ConstraintError", "compile_regex"]
+__all__ = [
+    "ConstraintError",
+    "compile_json_schema",
+    "compile_regex",
+    "compile_typescript",
+    "typescript_to_json_schema",
+]

@@ -1,0 +1,836 @@
+r"""JSON Schema ``pattern`` and ``format`` as regexes xgrammar applies to JSON strings.
+
+A JSON Schema ``pattern`` is an ECMA-262 regex that must match *somewhere*
+in the string (search, not full match); jsonschema, the judge, evaluates it
+with Python's ``re.search``; xgrammar full-matches it against the text
+between the quotes. Passing patterns through would be wrong three ways, so
+they are parsed here and regenerated:
+
+* Unanchored sides get an explicit "any text" (``^https://`` becomes
+  ``https://`` followed by anything) so the whole valid language stays
+  available, instead of xgrammar's full match of the literal alone.
+* Every character set is cut to what ECMA-262 *and* Python agree it
+  matches, so any generated string satisfies the schema whichever reading a
+  consumer takes: ``\d``/``\w`` are ASCII (Python's Unicode ``\d`` also has
+  e.g. ``٣``), ``\D``/``\W``/``\S`` and negated classes leave out what
+  either side counts as a digit/word/space character, ``.`` excludes
+  ``\r``, U+2028 and U+2029 as well as ``\n``, and sets keep to the Basic
+  Multilingual Plane (ECMA-262 without the ``u`` flag matches UTF-16 code
+  units). So generation is a subset of the valid strings, never a superset.
+* Probed on xgrammar 0.2.8: a pattern's literal ``"``, ``\`` and control
+  characters are emitted raw, which is invalid JSON, while classes silently
+  lose them; escape sequences cannot be spelled at all. So sets never hold
+  those characters: a pattern that *needs* one (``^a\nb$``) is refused, one
+  that merely allows them generates strings without them. ``\U`` escapes
+  are not understood either; characters beyond U+FFFF are written raw.
+
+Syntax whose meaning differs between ECMA-262 and Python (named groups
+``(?<n>...)``, ``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
+lookaround, backreferences, ``\b``, Unicode property escapes, anchors away
+from the ends) is refused with its position.
+
+``minLength``/``maxLength`` next to a pattern or format are ignored by
+xgrammar, so :func:`restrict_length` rewrites the regex itself: where one
+part of the pattern varies in length it gets exact bounds; where several
+do, the length budget is shared between them, which keeps the result sound
+(every string it allows has a valid length) but may leave some valid
+lengths out.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+MAX_PATTERN_LENGTH = 10_000
+MAX_REPEAT = 1_000
+"""Largest repetition count; xgrammar unrolls counted repeats into its automaton."""
+
+Ranges = tuple[tuple[int, int], ...]
+
+# ---------------------------------------------------------------------------
+# The regex tree
+
+
+@dataclass(frozen=True)
+class Chars:
+    """One character from a set of code point ranges."""
+
+    ranges: Ranges
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    item: Node
+    low: int
+    high: int | None  # None: unbounded
+
+
+Node = Chars | Seq | Alt | Repeat
+EMPTY = Seq(())
+
+
+class PatternError(ValueError):
+    """A pattern this module refuses, and the 0-based offset where the problem is."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = position
+
+
+# ---------------------------------------------------------------------------
+# Character sets: sorted tuples of disjoint inclusive code point ranges
+
+_SURROGATES = (0xD800, 0xDFFF)
+_JSON_UNSAFE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+
+
+def _normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return tuple(merged)
+
+
+def _complement(ranges: Ranges) -> Ranges:
+    gaps, start = [], 0
+    for low, high in ranges:
+        if low > start:
+            gaps.append((start, low - 1))
+        start = high + 1
+    if start <= sys.maxunicode:
+        gaps.append((start, sys.maxunicode))
+    return tuple(gaps)
+
+
+def _intersect(a: Ranges, b: Ranges) -> Ranges:
+    return _complement(_normalize(_complement(a) + _complement(b)))
+
+
+def _minus(a: Ranges, b: Ranges) -> Ranges:
+    return _intersect(a, _complement(b))
+
+
+_EVERYTHING = _minus(((0, sys.maxunicode),), (_SURROGATES,))
+_GENERATABLE = _minus(_EVERYTHING, _JSON_UNSAFE)
+"""What a generated string may hold: no surrogates, nothing JSON must escape."""
+_BMP = _intersect(_GENERATABLE, ((0, 0xFFFF),))
+
+
+def _of(text: str) -> Ranges:
+    return _normalize((ord(c), ord(c)) for c in text)
+
+
+@functools.cache
+def _python_class(escape: str) -> Ranges:
+    """Python's Unicode ``\\d``, ``\\w`` or ``\\s``: what jsonschema's ``re.search`` matches."""
+    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
+    return tuple(
+        (found.start(), found.end() - 1) for found in re.finditer(escape + "+", every_character)
+    )
+
+
+_ECMA_SPACE = _normalize(
+    (*_of("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"), (0x2000, 0x200A))
+)
+_ASCII_DIGIT: Ranges = ((0x30, 0x39),)
+_ASCII_WORD = _normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
+
+
+def _class_escape(letter: str) -> tuple[Ranges, Ranges]:
+    """(both agree, either accepts) for ``\\d \\D \\w \\W \\s \\S``.
+
+    The first set is matched by the escape in ECMA-262 and in Python, so it
+    is what may be generated; the second is matched by one or the other, so
+    it is what a negated class must leave out.
+    """
+    lower = letter.lower()
+    if lower == "d":
+        narrow, wide = _ASCII_DIGIT, _python_class(r"\d")
+    elif lower == "w":
+        narrow, wide = _ASCII_WORD, _python_class(r"\w")
+    else:
+        python = _python_class(r"\s")
+        narrow, wide = _intersect(_ECMA_SPACE, python), _normalize(_ECMA_SPACE + python)
+    if letter.isupper():
+        narrow, wide = _complement(wide), _complement(narrow)
+    return narrow, wide
+
+
+# ---------------------------------------------------------------------------
+# Parsing ECMA-262 patterns
+
+
+@dataclass(frozen=True)
+class _ClassItem:
+    narrow: Ranges
+    wide: Ranges
+    single: int | None  # the code point, when the item is one character
+
+
+_SHORT_ESCAPES = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D}
+_DOT = _minus(_BMP, _of("\n\r\u2028\u2029"))
+_QUANTIFIER = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_LETTER_ESCAPES = {
+    "b": "word boundary \\b",
+    "B": "non-word boundary \\B",
+    "k": "named backreference \\k<name>",
+    "p": "Unicode property escape \\p{...}",
+    "P": "Unicode property escape \\P{...}",
+    "c": "control escape \\cX",
+}
+
+
+class _Parser:
+    """Recursive descent over one pattern; positions in errors are 0-based offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def error(self, message: str, position: int | None = None) -> PatternError:
+        return PatternError(message, self.pos if position is None else position)
+
+    def peek(self, offset: int = 0) -> str:
+        index = self.pos + offset
+        return self.text[index] if index < len(self.text) else ""
+
+    def parse(self) -> Node:
+        """The whole pattern, with search semantics made explicit."""
+        options = [self._top_alternative()]
+        while self.peek() == "|":
+            self.pos += 1
+            options.append(self._top_alternative())
+        if self.pos < len(self.text):
+            raise self.error("unmatched ')'")
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+
+    def _top_alternative(self) -> Node:
+        anchored_start = False
+        while self.peek() == "^":
+            anchored_start = True
+            self.pos += 1
+        items = self._sequence(nested=False)
+        anchored_end = False
+        while self.peek() == "$":
+            anchored_end = True
+            self.pos += 1
+        if anchored_end and self.peek() not in ("", "|"):
+            raise self.error(
+                "anchor '$' is only supported at the end of the pattern or of a top-level "
+                "alternative",
+                self.pos - 1,
+            )
+        anything = Repeat(Chars(_GENERATABLE), 0, None)
+        if not anchored_start:
+            items.insert(0, anything)
+        if not anchored_end:
+            items.append(anything)
+        return Seq(tuple(items))
+
+    def _disjunction(self) -> Node:
+        options = [_sequence_node(self._sequence(nested=True))]
+        while self.peek() == "|":
+            self.pos += 1
+            options.append(_sequence_node(self._sequence(nested=True)))
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+
+    def _sequence(self, *, nested: bool) -> list[Node]:
+        items: list[Node] = []
+        while self.peek() not in ("", "|", ")"):
+            char = self.peek()
+            if char == "$" and not nested:
+                break
+            if char in "^$":
+                raise self.error(
+                    f"anchor '{char}' is only supported at the "
+                    f"{'start' if char == '^' else 'end'} of the pattern or of a top-level "
+                    "alternative"
+                )
+            start = self.pos
+            atom, astral = self._atom()
+            items.append(self._quantified(atom, astral, start))
+        return items
+
+    def _atom(self) -> tuple[Node, bool]:
+        """The next atom, and whether it is one character beyond U+FFFF."""
+        char = self.peek()
+        if char == "(":
+            return self._group(), False
+        if char == "[":
+            return Chars(self._class()), False
+        if char == ".":
+            self.pos += 1
+            return Chars(_DOT), False
+        if char == "\\":
+            return self._atom_escape(), False
+        if char in "*+?" or (char == "{" and _QUANTIFIER.match(self.text, self.pos)):
+            raise self.error(f"nothing to repeat before '{char}'")
+        if char == "{" and self.text.startswith("{,", self.pos):
+            raise self.error("'{,n}' is a quantifier in Python but literal text in ECMA-262")
+        self.pos += 1
+        code = ord(char)
+        return Chars(self._literal(code, self.pos - 1)), code > 0xFFFF
+
+    def _literal(self, code: int, start: int) -> Ranges:
+        ranges = _intersect(((code, code),), _GENERATABLE)
+        if not ranges:
+            raise self.error(
+                f"the pattern requires the character {chr(code)!r}, which JSON must escape; "
+                "xgrammar cannot generate escapes inside patterned strings",
+                start,
+            )
+        return ranges
+
+    def _quantified(self, atom: Node, astral: bool, start: int) -> Node:
+        bounds = self._quantifier()
+        if bounds is None:
+            return atom
+        if astral:
+            raise self.error(
+                "a quantified character beyond U+FFFF repeats only its second UTF-16 half in "
+                "ECMA-262; put it in a group",
+                start,
+            )
+        if self.peek() == "?":  # lazy: the same full matches
+            self.pos += 1
+        if self.peek() in ("*", "+", "?") or (
+            self.peek() == "{" and _QUANTIFIER.match(self.text, self.pos)
+        ):
+            raise self.error("multiple quantifiers in a row")
+        low, high = bounds
+        return Repeat(atom, low, high)
+
+    def _quantifier(self) -> tuple[int, int | None] | None:
+        char = self.peek()
+        simple = {"*": (0, None), "+": (1, None), "?": (0, 1)}
+        if char in simple:
+            self.pos += 1
+            return simple[char]
+        if char != "{":
+            return None
+        if self.text.startswith("{,", self.pos):
+            raise self.error("'{,n}' is a quantifier in Python but literal text in ECMA-262")
+        found = _QUANTIFIER.match(self.text, self.pos)
+        if found is None:
+            return None  # a literal '{' (ECMA-262 Annex B, and Python)
+        low = int(found.group(1))
+        high: int | None = low
+        if found.group(2) is not None:
+            high = int(found.group(2)) if found.group(2) else None
+        if any(bound is not None and bound > MAX_REPEAT for bound in (low, high)):
+            raise self.error(f"repetition count above {MAX_REPEAT}")
+        if high is not None and high < low:
+            raise self.error("quantifier range out of order")
+        self.pos = found.end()
+        return low, high
+
+    def _group(self) -> Node:
+        start = self.pos
+        self.pos += 1
+        if self.peek() == "?":
+            self._group_kind(start)
+        inner = self._disjunction()
+        if self.peek() != ")":
+            raise self.error("missing ')'", start)
+        self.pos += 1
+        return inner
+
+    def _group_kind(self, start: int) -> None:
+        rest = self.text[self.pos : self.pos + 3]
+        if rest.startswith("?:"):
+            self.pos += 2
+            return
+        refused = (
+            ("?<=", "lookbehind (?<=...)"),
+            ("?<!", "negative lookbehind (?<!...)"),
+            ("?=", "lookahead (?=...)"),
+            ("?!", "negative lookahead (?!...)"),
+            ("?<", "named group (?<name>...) (Python reads it differently; use (?:...))"),
+            ("?P", "Python-only group (?P...)"),
+        )
+        for prefix, name in refused:
+            if rest.startswith(prefix):
+                raise self.error(f"unsupported regex feature '{name}'", start)
+        raise self.error(
+            "unsupported group '(?' (flags and extensions differ between dialects)", start
+        )
+
+    def _atom_escape(self) -> Node:
+        start = self.pos
+        self.pos += 1
+        char = self.peek()
+        if char and char.lower() in "dws":
+            self.pos += 1
+            return Chars(self._generatable(_class_escape(char)[0], start))
+        code = self._character_escape(start, in_class=False)
+        return Chars(self._literal(code, start))
+
+    def _generatable(self, ranges: Ranges, start: int) -> Ranges:
+        usable = _intersect(ranges, _BMP)
+        if not usable:
+            raise self.error("this set holds no character that can be generated", start)
+        return usable
+
+    def _character_escape(self, start: int, *, in_class: bool) -> int:
+        """The code point of ``\\X`` (``self.pos`` is at ``X``), or an error for what is refused."""
+        char = self.peek()
+        if not char:
+            raise self.error("pattern ends with a lone backslash", start)
+        self.pos += 1
+        if char in _SHORT_ESCAPES:
+            return _SHORT_ESCAPES[char]
+        if char == "b" and in_class:
+            return 0x08
+        if char in _LETTER_ESCAPES:
+            raise self.error(f"unsupported regex feature '{_LETTER_ESCAPES[char]}'", start)
+        if char == "0":
+            if self.peek().isdigit():
+                raise self.error("octal escapes are not supported", start)
+            return 0
+        if char.isdigit():
+            raise self.error("unsupported regex feature 'backreference \\1'", start)
+        if char in "xu":
+            return self._hex_escape(char, start)
+        if char.isalnum():
+            raise self.error(
+                f"unknown escape '\\{char}' (ECMA-262 and Python read letter escapes differently)",
+                start,
+            )
+        return ord(char)
+
+    def _hex_escape(self, letter: str, start: int) -> int:
+        width = 2 if letter == "x" else 4
+        digits = self.text[self.pos : self.pos + width]
+        if len(digits) != width or not _HEX.fullmatch(digits):
+            raise self.error(f"'\\{letter}' needs {width} hex digits", start)
+        self.pos += width
+        code = int(digits, 16)
+        if _SURROGATES[0] <= code <= _SURROGATES[1]:
+            raise self.error("surrogate escapes are not supported; write the character", start)
+        return code
+
+    def _class(self) -> Ranges:
+        start = self.pos
+        self.pos += 1
+        negated = self.peek() == "^"
+        if negated:
+            self.pos += 1
+        if self.peek() == "]":
+            raise self.error(
+                "'[]' and '[^]' mean 'nothing' and 'anything' in ECMA-262 but start a class "
+                "in Python",
+                start,
+            )
+        items: list[_ClassItem] = []
+        while self.peek() != "]":
+            if not self.peek():
+                raise self.error("unterminated character class", start)
+            items.append(self._class_range())
+        self.pos += 1
+        if negated:
+            ranges = _complement(_normalize(r for item in items for r in item.wide))
+        else:
+            ranges = _normalize(r for item in items for r in item.narrow)
+        return self._generatable(ranges, start)
+
+    def _class_range(self) -> _ClassItem:
+        first_at = self.pos
+        first = self._class_atom()
+        if self.peek() != "-" or self.peek(1) in ("]", ""):
+            return first
+        self.pos += 1
+        last = self._class_atom()
+        if first.single is None or last.single is None:
+            raise self.error("a class escape cannot bound a range", first_at)
+        if last.single < first.single:
+            raise self.error("character class range out of order", first_at)
+        span = ((first.single, last.single),)
+        return _ClassItem(_intersect(span, _BMP), span, None)
+
+    def _class_atom(self) -> _ClassItem:
+        start = self.pos
+        char = self.peek()
+        if char == "\\":
+            self.pos += 1
+            letter = self.peek()
+            if letter and letter.lower() in "dws":
+                self.pos += 1
+                narrow, wide = _class_escape(letter)
+                return _ClassItem(narrow, wide, None)
+            code = self._character_escape(start, in_class=True)
+        else:
+            if char == "[" and self.peek(1) in (":", "=", "."):
+                raise self.error("POSIX-style '[:...:]' inside a class is not supported", start)
+            self.pos += 1
+            code = ord(char)
+        single = ((code, code),)
+        return _ClassItem(_intersect(single, _BMP), single, code)
+
+
+def _sequence_node(items: list[Node]) -> Node:
+    return items[0] if len(items) == 1 else Seq(tuple(items))
+
+
+def parse_pattern(pattern: str) -> Node:
+    """The strings JSON Schema ``pattern`` accepts, as far as both dialects and JSON agree.
+
+    Raises:
+        PatternError: the pattern is refused (see the module docstring).
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise PatternError(
+            f"pattern too long: {len(pattern)} characters (at most {MAX_PATTERN_LENGTH})"
+        )
+    node = _Parser(pattern).parse()
+    _check_python_reads_it(pattern)
+    return node
+
+
+def _check_python_reads_it(pattern: str) -> None:
+    """The judge (jsonschema) runs the pattern with Python's ``re``; it must compile there."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # FutureWarning for '[[' or '--': literal in both
+            re.compile(pattern)
+    except re.error as err:
+        raise PatternError(f"Python's re cannot read the pattern: {err.msg}", err.pos) from None
+
+
+# ---------------------------------------------------------------------------
+# Formats, as anchored patterns in the dialect above
+
+
+def _hostname_label() -> str:
+    return "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+
+
+def _format_patterns() -> dict[str, tuple[str, int | None]]:
+    """Format name -> (anchored pattern, longest valid string or None).
+
+    Each pattern is a subset of what the format allows, chosen so the judge's
+    own checks (stdlib parsers where there are any) accept all of it: e.g.
+    years from 0001 (``date.fromisoformat`` refuses 0000), days that exist in
+    their month, no leap seconds, hostnames of at most 253 characters.
+    """
+    year = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
+    leap_year = r"(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+    date = (
+        rf"(?:{year}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])"
+        r"|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8]))"
+        rf"|{leap_year}-02-29)"
+    )
+    time = r"(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
+    label = _hostname_label()
+    hostname = rf"{label}(?:\.{label})*"
+    octet = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+    h16 = "[0-9a-fA-F]{1,4}"
+    ipv6 = (
+        f"(?:(?:{h16}:){{7}}{h16}|(?:{h16}:){{1,7}}:|(?:{h16}:){{1,6}}:{h16}"
+        f"|(?:{h16}:){{1,5}}(?::{h16}){{1,2}}|(?:{h16}:){{1,4}}(?::{h16}){{1,3}}"
+        f"|(?:{h16}:){{1,3}}(?::{h16}){{1,4}}|(?:{h16}:){{1,2}}(?::{h16}){{1,5}}"
+        f"|{h16}:(?::{h16}){{1,6}}|:(?:(?::{h16}){{1,7}}|:))"
+    )
+    unreserved = r"A-Za-z0-9._~!$&'()*+,;="
+    pct = "%[0-9A-Fa-f]{2}"
+    pchar = rf"(?:[{unreserved}:@-]|{pct})"
+    query = rf"(?:\?(?:{pchar}|[/?])*)?(?:#(?:{pchar}|[/?])*)?"
+    authority = rf"(?:(?:[{unreserved}:-]|{pct})*@)?(?:[{unreserved}-]|{pct})*(?::\d*)?"
+    uri = (
+        rf"[A-Za-z][A-Za-z0-9+.-]*:(?://{authority}(?:/{pchar}*)*|/?(?:{pchar}+(?:/{pchar}*)*)?)"
+        + query
+    )
+    segment_nc = rf"(?:[{unreserved}@-]|{pct})"
+    relative = rf"(?://{authority}(?:/{pchar}*)*|/(?:{pchar}+(?:/{pchar}*)*)?|{segment_nc}+(?:/{pchar}*)*)?{query}"
+    duration_time = r"T(?:\d+H(?:\d+M(?:\d+S)?)?|\d+M(?:\d+S)?|\d+S)"
+    duration = (
+        rf"P(?:(?:\d+D|\d+M(?:\d+D)?|\d+Y(?:\d+M(?:\d+D)?)?)(?:{duration_time})?"
+        rf"|{duration_time}|\d+W)"
+    )
+    pointer = r"(?:/(?:[^/~]|~[01])*)*"
+    email_atom = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+    return {
+        "date": (date, 10),
+        "time": (time, None),
+        "date-time": (f"{date}T{time}", None),
+        "duration": (duration, None),
+        "email": (rf"{email_atom}(?:\.{email_atom})*@{hostname}", None),
+        "hostname": (hostname, 253),
+        "ipv4": (rf"{octet}(?:\.{octet}){{3}}", 15),
+        "ipv6": (ipv6, 39),
+        "uuid": ("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 36),
+        "uri": (uri, None),
+        "uri-reference": (f"(?:{uri}|{relative})", None),
+        "json-pointer": (pointer, None),
+        "relative-json-pointer": (rf"(?:0|[1-9]\d*)(?:#|{pointer})", None),
+    }
+
+
+FORMATS = frozenset(_format_patterns())
+"""The ``format`` values that can be enforced; the others cannot."""
+
+
+@functools.cache
+def format_node(name: str) -> Node:
+    """The strings generated for ``format: name`` (one of ``FORMATS``)."""
+    pattern, longest = _format_patterns()[name]
+    node = parse_pattern(f"^{pattern}$")
+    if longest is not None:
+        bounded = restrict_length(node, 0, longest)
+        assert bounded is not None
+        node = bounded
+    return node
+
+
+# ---------------------------------------------------------------------------
+# Lengths
+
+
+@functools.cache
+def length_bounds(node: Node) -> tuple[int, int | None]:
+    """Shortest and longest string (None: unbounded), in code points as JSON Schema counts."""
+    if isinstance(node, Chars):
+        return 1, 1
+    if isinstance(node, Seq):
+        bounds = [length_bounds(item) for item in node.items]
+        low = sum(b[0] for b in bounds)
+        highs = [b[1] for b in bounds]
+        return low, None if None in highs else sum(h for h in highs if h is not None)
+    if isinstance(node, Alt):
+        bounds = [length_bounds(option) for option in node.options]
+        highs = [b[1] for b in bounds]
+        return min(b[0] for b in bounds), None if None in highs else max(
+            h for h in highs if h is not None
+        )
+    low, high = length_bounds(node.item)
+    if node.high is None:
+        return low * node.low, None if high != 0 else 0
+    return low * node.low, None if high is None else high * node.high
+
+
+def any_string(min_length: int, max_length: int | None) -> Node:
+    """Any generatable string of these lengths.
+
+    Used instead of xgrammar's own minLength/maxLength, which let raw control
+    characters (a tab) into the string: invalid JSON.
+    """
+    return Repeat(Chars(_GENERATABLE), min_length, max_length)
+
+
+def restrict_length(node: Node, min_length: int, max_length: int | None) -> Node | None:
+    """A regex for strings of ``node`` whose length is within the bounds, or None.
+
+    Exact when at most one part of the pattern varies in length; otherwise a
+    subset (the length budget is shared out), so None may also mean "cannot
+    be expressed this way" rather than "impossible".
+    """
+    result: Node | None = node
+    if max_length is not None:
+        result = _at_most(node, max_length)
+    if result is not None and min_length > 0:
+        result = _at_least(result, min_length)
+    if result is None:
+        return None
+    low, high = length_bounds(result)
+    within = low >= min_length and (max_length is None or (high is not None and high <= max_length))
+    if not within:
+        raise AssertionError(f"length restriction went wrong: {low}..{high}")
+    return result
+
+
+def _at_most(node: Node, limit: int) -> Node | None:
+    low, high = length_bounds(node)
+    if high is not None and high <= limit:
+        return node
+    if low > limit:
+        return None
+    if isinstance(node, Alt):
+        return _alternatives(_at_most(option, limit) for option in node.options)
+    if isinstance(node, Seq):
+        return _share(node, limit, _at_most)
+    assert isinstance(node, Repeat)
+    item_low, item_high = length_bounds(node.item)
+    if item_low == item_high:  # every repetition has the same length (> 0 here)
+        return Repeat(node.item, node.low, min(_cap(node.high), limit // item_low))
+    count = _best_count(node, limit)
+    item = _at_most(node.item, limit // count)
+    return None if item is None else Repeat(item, node.low, count)
+
+
+def _best_count(node: Repeat, limit: int) -> int:
+    """How many repetitions of a varying-length item to allow under a length limit.
+
+    Each repetition then gets ``limit // count`` characters. Counting on
+    repetitions of up to 16 characters (or the item's longest, if shorter)
+    keeps several fair-sized labels in ``(\\.label)*`` rather than one long one.
+    """
+    item_low, item_high = length_bounds(node.item)
+    share = min(_cap(item_high), max(_TYPICAL_REPETITION, item_low))
+    return max(node.low, 1, min(_cap(node.high), limit // share))
+
+
+_TYPICAL_REPETITION = 16
+
+
+def _at_least(node: Node, limit: int) -> Node | None:
+    low, high = length_bounds(node)
+    if low >= limit:
+        return node
+    if high is not None and high < limit:
+        return None
+    if isinstance(node, Alt):
+        return _alternatives(_at_least(option, limit) for option in node.options)
+    if isinstance(node, Seq):
+        return _share(node, limit, _at_least)
+    assert isinstance(node, Repeat)
+    item_low, item_high = length_bounds(node.item)
+    if item_low == item_high:
+        count = -(-limit // item_low)
+        return Repeat(node.item, max(node.low, count), node.high)
+    count = max(node.low, 1) if item_high is None else max(node.low, -(-limit // item_high))
+    if node.high is not None and count > node.high:
+        return None
+    item = _at_least(node.item, -(-limit // count))
+    return None if item is None else Repeat(item, count, node.high)
+
+
+def _cap(high: int | None) -> int:
+    return sys.maxsize if high is None else high
+
+
+def _alternatives(options: Iterable[Node | None]) -> Node | None:
+    kept = tuple(option for option in options if option is not None)
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else Alt(kept)
+
+
+def _share(node: Seq, limit: int, restrict) -> Node | None:
+    """Apply a length limit to a sequence by giving each varying item its share.
+
+    For an upper limit, the slack above the items' minimum lengths is split
+    evenly between the items that vary; for a lower limit, the missing
+    length is taken from the first items that can grow.
+    """
+    bounds = [length_bounds(item) for item in node.items]
+    varying = [i for i, (low, high) in enumerate(bounds) if low != high]
+    targets = {}
+    if restrict is _at_most:
+        slack = limit - sum(low for low, _ in bounds)
+        for i in varying:
+            targets[i] = bounds[i][0] + slack // len(varying)
+    else:
+        missing = limit - sum(low for low, _ in bounds)
+        for i in varying:
+            room = _cap(bounds[i][1]) - bounds[i][0]
+            take = min(missing, room)
+            if take > 0:
+                targets[i] = bounds[i][0] + take
+                missing -= take
+    items = []
+    for i, item in enumerate(node.items):
+        if i in targets:
+            item = restrict(item, targets[i])
+            if item is None:
+                return None
+        items.append(item)
+    return Seq(tuple(items))
+
+
+# ---------------------------------------------------------------------------
+# Emitting xgrammar's regex dialect
+
+_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
+_CLASS_METACHARACTERS = frozenset("\\[]^-")
+
+
+def to_xgrammar(node: Node) -> str:
+    """The regex xgrammar full-matches against the text between a string's quotes.
+
+    Every set excludes what JSON escapes, so the raw text is the string itself.
+    """
+    if isinstance(node, Chars):
+        return _emit_set(node.ranges)
+    if isinstance(node, Seq):
+        return "".join(map(to_xgrammar, node.items))
+    if isinstance(node, Alt):
+        return "(?:" + "|".join(map(to_xgrammar, node.options)) + ")"
+    body = to_xgrammar(node.item)
+    if not _is_atom(node.item):
+        body = f"(?:{body})"
+    return body + _quantifier_text(node.low, node.high)
+
+
+def _is_atom(node: Node) -> bool:
+    """Whether the emitted text already repeats as a whole under a quantifier."""
+    if isinstance(node, Seq):
+        return len(node.items) == 1 and _is_atom(node.items[0])
+    return isinstance(node, (Chars, Alt))  # one character, class or escape; a group
+
+
+def _quantifier_text(low: int, high: int | None) -> str:
+    """Never ``?``: in patterns xgrammar 0.2.8 reads ``(?:a+b)?`` as accepting ``a``."""
+    if high is None:
+        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+    if low == high:
+        return "" if low == 1 else f"{{{low}}}"
+    return f"{{{low},{high}}}"
+
+
+def _emit_set(ranges: Ranges) -> str:
+    """One character or a positive class.
+
+    A class holding characters both below and beyond U+10000 becomes two
+    alternatives: xgrammar 0.2.8 computes wrong token masks for counted
+    repetitions of such a class (a token ending the string too early is let
+    through, then refused).
+    """
+    below = _intersect(ranges, ((0, 0xFFFF),))
+    beyond = _intersect(ranges, ((0x10000, sys.maxunicode),))
+    if below and beyond:
+        return f"(?:{_emit_class(below)}|{_emit_class(beyond)})"
+    return _emit_class(ranges)
+
+
+def _emit_class(ranges: Ranges) -> str:
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _escape(ranges[0][0], _METACHARACTERS)
+    (low, high), rest = ranges[0], ranges[1:]
+    if low == ord("^"):  # xgrammar 0.2.8 reads [\^a] as [^a]: keep '^' out of first place
+        first = ((low + 1, high),) if high > low else ()
+        ranges = (*first, *rest, (low, low))
+    parts = []
+    for low, high in ranges:
+        text = _escape(low, _CLASS_METACHARACTERS)
+        if high > low:
+            text += ("-" if high > low + 1 else "") + _escape(high, _CLASS_METACHARACTERS)
+        parts.append(text)
+    return "[" + "".join(parts) + "]"
+
+
+def _escape(code: int, metacharacters: frozenset[str]) -> str:
+    character = chr(code)
+    if character in metacharacters:
+        return "\\" + character
+    if code > 0xFFFF or character.isprintable():
+        return character  # xgrammar's pattern regexes do not read \U escapes
+    return f"\\u{code:04X}"

@@ -1,0 +1,1058 @@
+"""grammar_compiler.json_schema against the two judges that matter: jsonschema and real xgrammar.
+
+Every accepted schema is compiled by xgrammar exactly as the decoder does
+(``compile_json_schema(value, any_whitespace=False)``) and driven with a
+``GrammarMatcher``; texts are judged by the constraint's own judge
+(jsonschema on the original schema). Three directions are checked:
+
+* listed texts: valid ones pass both, invalid ones fail both;
+* random walks through xgrammar's grammar (what a model could be made to
+  write) always satisfy the judge: generation is never a superset;
+* valid instances drawn from the schema (hypothesis) are accepted by
+  xgrammar, and mutations the judge rejects are rejected by xgrammar too.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from json_instances import Decoder, instance_texts, layout, samples
+
+from grammar_compiler import ConstraintError, compile_json_schema, ecma_regex
+from grammar_compiler.json_schema import (
+    MAX_DEPTH,
+    MAX_ENUM_VALUES,
+    MAX_PROPERTIES,
+    MAX_SCHEMA_BYTES,
+)
+
+CORPUS = Path(__file__).parent / "corpus" / "json_schema"
+SETTINGS = settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+@functools.cache
+def _compiled(schema_text: str, strict: bool = True):
+    constraint = compile_json_schema(schema_text, strict=strict)
+    return constraint, Decoder(constraint.value)
+
+
+def _assert_agrees(schema: object, good: list[str], bad: list[str]) -> None:
+    """Good texts satisfy the judge and xgrammar; bad ones neither."""
+    constraint, decoder = _compiled(json.dumps(schema))
+    for text in good:
+        assert constraint.judge(text) is None, (text, constraint.judge(text))
+        assert decoder.accepts(text), (text, constraint.value)
+    for text in bad:
+        assert constraint.judge(text) is not None, text
+        assert not decoder.accepts(text), (text, constraint.value)
+
+
+def _assert_sound(schema_text: str, walks: int = 25) -> None:
+    constraint, decoder = _compiled(schema_text)
+    for text in samples(decoder, walks, seed=len(schema_text)):
+        assert constraint.judge(text) is None, (text, constraint.judge(text), constraint.value)
+
+
+def _refused(schema: object, strict: bool = True) -> str:
+    with pytest.raises(ConstraintError) as caught:
+        compile_json_schema(schema, strict=strict)
+    return str(caught.value)
+
+
+# ---------------------------------------------------------------------------
+# Keywords that are enforced: (schema, valid texts, invalid texts)
+
+OBJ = {"type": "object"}
+KEYWORDS = [
+    pytest.param({"type": "integer"}, ["0", "-7", "123"], ["1.5", '"1"', "null"], id="type"),
+    pytest.param({"type": ["string", "null"]}, ['"a"', "null"], ["1", "[]"], id="type-list"),
+    pytest.param(
+        {"enum": ["a", 1, None, [1, 2]]}, ['"a"', "1", "null", "[1,2]"], ['"b"', "2"], id="enum"
+    ),
+    pytest.param({"const": {"k": [1]}}, ['{"k":[1]}'], ['{"k":[2]}', "{}"], id="const"),
+    pytest.param(
+        {"type": "string", "enum": ["a", "bb", 3], "minLength": 2},
+        ['"bb"'],
+        ['"a"', "3"],
+        id="enum-filtered-by-siblings",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+            "required": ["a"],
+        },
+        ['{"a": 1}', '{"a": 1, "b": "x"}'],
+        ["{}", '{"a": "1"}', '{"a": 1, "b": 2}'],
+        id="properties-required",
+    ),
+    pytest.param(
+        {**OBJ, "properties": {"a": {"type": "integer"}}, "required": ["z"]},
+        ['{"a": 1, "z": null}', '{"z": [1]}'],
+        ['{"a": 1}'],
+        id="required-not-in-properties",
+    ),
+    pytest.param(
+        {**OBJ, "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+        ['{"a": 1}', "{}"],
+        ['{"a": 1, "b": 2}'],
+        id="additionalProperties-false",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": {"type": "string"},
+        },
+        ['{"a": 1, "b": "x"}', '{"b": "x", "c": "y"}'],
+        ['{"a": 1, "b": 2}'],
+        id="additionalProperties-schema",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "additionalProperties": {"type": "integer"},
+            "propertyNames": {"pattern": "^[a-z]+$"},
+        },
+        ['{"ab": 1}', "{}"],
+        ['{"Ab": 1}', '{"ab": "x"}'],
+        id="propertyNames",
+    ),
+    pytest.param(
+        {**OBJ, "properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2, "maxProperties": 2},
+        ['{"a": 1, "b": 2}', '{"b": 1, "c": 2}'],
+        ['{"a": 1}', '{"a": 1, "b": 2, "c": 3}'],
+        id="min-maxProperties",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "properties": {"x_a": {"type": "integer"}},
+            "patternProperties": {"^x_": {"minimum": 0}},
+            "additionalProperties": False,
+        },
+        ['{"x_a": 3}'],
+        ['{"x_a": -3}', '{"y": 3}'],
+        id="patternProperties-merged-into-declared",
+    ),
+    pytest.param(
+        {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
+        ["[1]", "[1, 2, 3]"],
+        ["[]", "[1, 2, 3, 4]", '["a"]'],
+        id="items-min-maxItems",
+    ),
+    pytest.param(
+        {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+        ['[1, "a"]', "[1]", "[]"],
+        ['[1, "a", 2]', '["a"]'],
+        id="prefixItems",
+    ),
+    pytest.param(
+        {"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+        ['[1, "a", "b"]'],
+        ["[1, 2]"],
+        id="prefixItems-then-items",
+    ),
+    pytest.param(
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array",
+            "items": [{"type": "integer"}, {"type": "string"}],
+            "additionalItems": False,
+        },
+        ['[1, "a"]', "[1]"],
+        ['[1, "a", 2]', '["a"]'],
+        id="draft-07-tuple-items",
+    ),
+    pytest.param(
+        {"type": "array", "prefixItems": [{"type": "integer"}] * 3, "maxItems": 2},
+        ["[1, 2]"],
+        ["[1, 2, 3]"],
+        id="prefixItems-cut-by-maxItems",
+    ),
+    pytest.param(
+        {"type": "string", "minLength": 2, "maxLength": 3},
+        ['"ab"', '"abc"', '"éé"'],
+        ['"a"', '"abcd"'],
+        id="min-maxLength",
+    ),
+    pytest.param(
+        {"type": "string", "pattern": "[0-9]"}, ['"a1b"', '"7"'], ['"ab"'], id="pattern-search"
+    ),
+    pytest.param(
+        {"type": "string", "pattern": "^https://"},
+        ['"https://example.com/x"'],
+        ['"http://example.com"'],
+        id="pattern-prefix",
+    ),
+    pytest.param(
+        {"type": "string", "pattern": "^[a-z]+$", "minLength": 3, "maxLength": 5},
+        ['"abc"', '"abcde"'],
+        ['"ab"', '"abcdef"', '"ab1"'],
+        id="pattern-with-lengths",
+    ),
+    pytest.param(
+        {"type": "string", "pattern": "^\\d{3}-\\d{4}$"},
+        ['"555-1234"'],
+        ['"555-12345"', '"5551234"'],
+        id="pattern-digits",
+    ),
+    pytest.param(
+        {"type": "string", "format": "date"},
+        ['"2024-02-29"', '"1999-12-31"'],
+        ['"2023-02-29"', '"2023-13-01"', '"2023-1-01"'],
+        id="format-date",
+    ),
+    pytest.param(
+        {"type": "string", "format": "date-time"},
+        ['"2024-02-29T23:59:59Z"', '"2024-01-01T00:00:00.123+05:30"'],
+        ['"2024-01-01 00:00:00"', '"2024-01-01T25:00:00Z"', '"2024-01-01T00:00:0000Z"'],
+        id="format-date-time",
+    ),
+    pytest.param(
+        {"type": "string", "format": "time"},
+        ['"08:30:00Z"', '"23:59:59.5-01:00"'],
+        ['"8:30:00Z"', '"08:30:00"'],
+        id="format-time",
+    ),
+    pytest.param(
+        {"type": "string", "format": "email"},
+        ['"a.b+c@example.co.uk"'],
+        ['"not an email"'],
+        id="format-email",
+    ),
+    pytest.param(
+        {"type": "string", "format": "ipv4"},
+        ['"192.168.0.1"', '"0.0.0.0"'],
+        ['"256.1.1.1"', '"01.2.3.4"'],
+        id="format-ipv4",
+    ),
+    pytest.param(
+        {"type": "string", "format": "ipv6"},
+        ['"::1"', '"2001:db8::8a2e:370:7334"'],
+        ['"1::2::3"', '"12345::"'],
+        id="format-ipv6",
+    ),
+    pytest.param(
+        {"type": "string", "format": "hostname"},
+        ['"example.com"', '"a-b.c"'],
+        ['"-a.com"', '"a..b"', '"' + "a" * 64 + '.com"'],
+        id="format-hostname",
+    ),
+    pytest.param(
+        {"type": "string", "format": "uuid"},
+        ['"123e4567-e89b-12d3-a456-426614174000"'],
+        ['"123e4567e89b12d3a456426614174000"'],
+        id="format-uuid",
+    ),
+    pytest.param(
+        {"type": "string", "format": "uri"},
+        ['"https://example.com/a?b=c#d"', '"mailto:a@b.c"'],
+        ['"/relative/path"', '"http://exa mple.com"'],
+        id="format-uri",
+    ),
+    pytest.param(
+        {"type": "string", "format": "uri-reference"},
+        ['"/relative/path"', '"https://x.y"', '""'],
+        ['"a b"'],
+        id="format-uri-reference",
+    ),
+    pytest.param(
+        {"type": "string", "format": "duration"},
+        ['"P3D"', '"PT1H30M"', '"P1Y2M"'],
+        ['"P"', '"1D"', '"PT"'],
+        id="format-duration",
+    ),
+    pytest.param(
+        {"type": "string", "format": "json-pointer"},
+        ['""', '"/a/0/b~1c"'],
+        ['"a"', '"/a~2"'],
+        id="format-json-pointer",
+    ),
+    pytest.param(
+        {"type": "string", "format": "relative-json-pointer"},
+        ['"0"', '"1/a"', '"2#"'],
+        ['"/a"', '"01"'],
+        id="format-relative-json-pointer",
+    ),
+    pytest.param(
+        {"type": "integer", "minimum": -3, "maximum": 12},
+        ["-3", "12", "0"],
+        ["-4", "13"],
+        id="integer-bounds",
+    ),
+    pytest.param(
+        {"type": "integer", "minimum": 0.5, "exclusiveMaximum": 3.5},
+        ["1", "3"],
+        ["0", "4"],
+        id="integer-fractional-bounds",
+    ),
+    pytest.param(
+        {"type": "number", "exclusiveMinimum": 0, "maximum": 2.5},
+        ["0.5", "2.5", "1"],
+        ["0", "-0.1", "2.51"],
+        id="number-bounds",
+    ),
+    pytest.param(
+        {"type": "integer", "multipleOf": 5},
+        ["0", "-10", "25"],
+        ["7", "-3"],
+        id="multipleOf",
+    ),
+    pytest.param(
+        {"type": "integer", "multipleOf": 100, "minimum": 100, "maximum": 60000},
+        ["100", "6400", "60000"],
+        ["6451", "0", "60100"],
+        id="multipleOf-listed",
+    ),
+    pytest.param(
+        {"type": "number", "multipleOf": 4},
+        ["8", "-4"],
+        ["6", "4.5"],
+        id="multipleOf-on-number",
+    ),
+    pytest.param(
+        {"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 2}]},
+        ["1", '"ab"'],
+        ['"abc"', "null"],
+        id="anyOf",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
+        },
+        ['{"a": 1}', '{"b": 2}', '{"a": 1, "b": 2}'],
+        ["{}"],
+        id="anyOf-with-siblings",
+    ),
+    pytest.param(
+        {
+            "oneOf": [
+                {
+                    **OBJ,
+                    "properties": {"k": {"const": "a"}, "x": {"type": "integer"}},
+                    "required": ["k", "x"],
+                },
+                {
+                    **OBJ,
+                    "properties": {"k": {"const": "b"}, "y": {"type": "string"}},
+                    "required": ["k", "y"],
+                },
+            ]
+        },
+        ['{"k": "a", "x": 1}', '{"k": "b", "y": "s"}'],
+        ['{"k": "a", "y": "s"}', '{"k": "c", "x": 1}'],
+        id="oneOf-discriminated",
+    ),
+    pytest.param(
+        {
+            "oneOf": [
+                {"type": "string"},
+                {"type": "integer", "maximum": 5},
+                {"type": "number", "exclusiveMinimum": 5},
+            ]
+        },
+        ['"s"', "3", "5.5", "6"],
+        ["true", "4.5"],
+        id="oneOf-disjoint",
+    ),
+    pytest.param(
+        {
+            "allOf": [
+                {**OBJ, "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                {**OBJ, "properties": {"b": {"type": "string"}}, "required": ["b"]},
+                {"properties": {"a": {"maximum": 5}}},
+            ]
+        },
+        ['{"a": 1, "b": "x"}'],
+        ['{"a": 1}', '{"a": 6, "b": "x"}'],
+        id="allOf-merged",
+    ),
+    pytest.param({"not": {"type": "null"}}, ["1", '"x"', "[]"], ["null"], id="not-type"),
+    pytest.param(
+        {
+            "$defs": {"p": {"type": "integer"}},
+            **OBJ,
+            "properties": {"a": {"$ref": "#/$defs/p", "maximum": 3}},
+        },
+        ['{"a": 1}'],
+        ['{"a": 5}', '{"a": "x"}'],
+        id="ref-with-siblings",
+    ),
+    pytest.param(
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}},
+            "anyOf": [{"$ref": "#/definitions/a~1b"}, {"$ref": "#/definitions/c~0d"}],
+        },
+        ["1", '"x"'],
+        ["null"],
+        id="ref-escaped-pointers",
+    ),
+    pytest.param(
+        {"$defs": {"p": {"$anchor": "pos", "type": "integer", "minimum": 1}}, "$ref": "#pos"},
+        ["1"],
+        ["0"],
+        id="ref-anchor",
+    ),
+    pytest.param(
+        {"$id": "urn:example:root", "$defs": {"p": {"type": "boolean"}}, "$ref": "#/$defs/p"},
+        ["true"],
+        ["1"],
+        id="ref-urn-base",
+    ),
+    pytest.param(
+        {
+            "$defs": {
+                "node": {
+                    **OBJ,
+                    "properties": {
+                        "v": {"type": "integer"},
+                        "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                    },
+                    "required": ["v", "kids"],
+                }
+            },
+            "$ref": "#/$defs/node",
+        },
+        ['{"v": 1, "kids": []}', '{"v": 1, "kids": [{"v": 2, "kids": []}]}'],
+        ['{"v": 1}', '{"v": 1, "kids": [{"v": 2}]}'],
+        id="recursion",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "allOf": [
+                {"properties": {"a": {"type": "integer"}}},
+                {"properties": {"b": {"type": "integer"}}},
+            ],
+            "unevaluatedProperties": False,
+        },
+        ['{"a": 1, "b": 2}'],
+        ['{"a": 1, "c": 2}'],
+        id="unevaluatedProperties-false",
+    ),
+    pytest.param(True, ["1", '{"a": [null]}'], [], id="true-schema"),
+    pytest.param(
+        {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "string",
+                    "description": "x",
+                    "title": "t",
+                    "examples": ["e"],
+                    "x-ui": 1,
+                }
+            },
+        },
+        ['{"a": "s"}'],
+        ['{"a": 1}'],
+        id="annotations",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), KEYWORDS)
+def test_keyword_is_enforced(schema: object, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(schema, good, bad)
+
+
+@pytest.mark.parametrize("schema", [p.values[0] for p in KEYWORDS], ids=[p.id for p in KEYWORDS])
+def test_xgrammar_walks_satisfy_the_judge(schema: object) -> None:
+    _assert_sound(json.dumps(schema))
+
+
+# ---------------------------------------------------------------------------
+# What xgrammar gets wrong on its own, kept out of the canonical form
+
+
+def test_length_limited_strings_never_hold_raw_control_characters() -> None:
+    constraint, decoder = _compiled(json.dumps({"type": "string", "maxLength": 5}))
+    assert not decoder.accepts('"a\tb"')  # xgrammar's own maxLength lets the raw tab in
+    assert "maxLength" not in constraint.value
+
+
+def test_no_optional_group_quantifier_reaches_xgrammar() -> None:
+    # xgrammar 0.2.8 reads "(?:a+b)?" in a pattern as also matching "a"
+    _constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": "^x(?:a+b)?$"}))
+    assert decoder.accepts('"xab"') and decoder.accepts('"x"')
+    assert not decoder.accepts('"xa"')
+
+
+def test_pattern_never_emits_characters_json_must_escape() -> None:
+    _constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": "^[^a]+$"}))
+    assert decoder.accepts('"xyz"')
+    assert not decoder.accepts('"x"y"') and not decoder.accepts('"x\ny"')
+
+
+# ---------------------------------------------------------------------------
+# Strict mode refuses; best effort reports
+
+UNENFORCEABLE = [
+    pytest.param(
+        {"type": "array", "uniqueItems": True}, "uniqueItems", "the root", id="uniqueItems"
+    ),
+    pytest.param(
+        {**OBJ, "properties": {"tags": {"type": "array", "uniqueItems": True}}},
+        "uniqueItems",
+        "/properties/tags",
+        id="uniqueItems-nested",
+    ),
+    pytest.param(
+        {"type": "array", "contains": {"const": 1}}, "contains", "the root", id="contains"
+    ),
+    pytest.param({"if": {"type": "string"}, "then": {"minLength": 1}}, "if", "the root", id="if"),
+    pytest.param(
+        {**OBJ, "dependentRequired": {"a": ["b"]}},
+        "dependentRequired",
+        "the root",
+        id="dependentRequired",
+    ),
+    pytest.param(
+        {**OBJ, "dependentSchemas": {"a": {"required": ["b"]}}},
+        "dependentSchemas",
+        "the root",
+        id="dependentSchemas",
+    ),
+    pytest.param(
+        {**OBJ, "patternProperties": {"^x": {"type": "integer"}}},
+        "patternProperties",
+        "the root",
+        id="patternProperties-open",
+    ),
+    pytest.param({**OBJ, "minProperties": 1}, "minProperties", "the root", id="minProperties-open"),
+    pytest.param({"not": {"enum": [1]}}, "not", "the root", id="not"),
+    pytest.param(
+        {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+        "oneOf",
+        "the root",
+        id="oneOf-overlapping",
+    ),
+    pytest.param(
+        {"type": "number", "multipleOf": 0.01}, "multipleOf", "the root", id="multipleOf-fraction"
+    ),
+    pytest.param(
+        {"type": "integer", "multipleOf": 2000}, "multipleOf", "the root", id="multipleOf-large"
+    ),
+    pytest.param(
+        {"type": "integer", "multipleOf": 3, "minimum": 0},
+        "multipleOf",
+        "the root",
+        id="multipleOf-one-bound",
+    ),
+    pytest.param(
+        {"type": "string", "format": "uri-template"}, "format", "the root", id="format-unsupported"
+    ),
+    pytest.param(
+        {"type": "string", "pattern": "^a", "format": "hostname"},
+        "format",
+        "the root",
+        id="two-regexes",
+    ),
+    pytest.param({"type": "string", "minLenght": 3}, "minLenght", "the root", id="unknown-keyword"),
+    pytest.param({"type": "string", "nullable": True}, "nullable", "the root", id="nullable"),
+    pytest.param({"$ref": "https://example.com/s.json"}, "$ref", "the root", id="remote-ref"),
+    pytest.param(
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"a": {}},
+            "properties": {"x": {"$ref": "#/definitions/a", "maxLength": 3}},
+        },
+        "maxLength",
+        "/properties/x",
+        id="draft-07-ref-siblings",
+    ),
+    pytest.param(
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "additionalItems": False},
+        "additionalItems",
+        "the root",
+        id="additionalItems-in-2020-12",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "keyword", "where"), UNENFORCEABLE)
+def test_strict_mode_refuses_what_cannot_be_enforced(
+    schema: object, keyword: str, where: str
+) -> None:
+    message = _refused(schema)
+    assert message.startswith(
+        f"keyword '{keyword}' at {where} cannot be enforced during generation"
+    )
+
+
+@pytest.mark.parametrize(("schema", "keyword", "where"), UNENFORCEABLE)
+def test_best_effort_compiles_and_reports(schema: object, keyword: str, where: str) -> None:
+    constraint = compile_json_schema(schema, strict=False)
+    assert f"{keyword} at {where}" in constraint.not_enforced
+    Decoder(constraint.value)  # xgrammar takes it
+
+
+def test_best_effort_output_is_still_judged_by_the_whole_schema() -> None:
+    constraint = compile_json_schema(
+        {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, strict=False
+    )
+    decoder = Decoder(constraint.value)
+    assert decoder.accepts("[1, 1]")  # not enforced ...
+    assert "non-unique" in constraint.judge("[1, 1]")  # ... but judged
+    assert constraint.not_enforced == ("uniqueItems at the root",)
+
+
+def test_strict_mode_reports_nothing() -> None:
+    assert compile_json_schema({"type": "string"}).not_enforced == ()
+
+
+def test_enum_enforces_its_siblings_so_nothing_is_refused() -> None:
+    _constraint, decoder = _compiled(json.dumps({"enum": [[1, 1], [1, 2]], "uniqueItems": True}))
+    assert decoder.accepts("[1,2]") and not decoder.accepts("[1,1]")
+
+
+# ---------------------------------------------------------------------------
+# Invalid schemas
+
+
+def test_invalid_json_reports_line_and_column() -> None:
+    with pytest.raises(ConstraintError) as caught:
+        compile_json_schema('{\n  "type": "string",\n}')
+    error = caught.value
+    assert error.message.startswith("schema is not valid JSON: ")
+    assert (error.line, error.column) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        pytest.param({"type": "strin"}, "invalid JSON Schema at /type: ", id="bad-type"),
+        pytest.param(
+            {"properties": {"a": {"minLength": -1}}},
+            "invalid JSON Schema at /properties/a/minLength",
+            id="negative",
+        ),
+        pytest.param(
+            {"pattern": "("},
+            "regex at /pattern: missing ')'",
+            id="bad-regex",
+        ),
+        pytest.param(
+            {"$ref": "#/$defs/missing"},
+            "unresolvable $ref '#/$defs/missing' at the root",
+            id="unresolvable-ref",
+        ),
+        pytest.param(
+            {"$ref": "#nowhere"},
+            "unresolvable $ref '#nowhere' at the root: no such anchor",
+            id="unresolvable-anchor",
+        ),
+        pytest.param(
+            {"$schema": "http://json-schema.org/draft-04/schema#"},
+            "unsupported $schema",
+            id="draft-04",
+        ),
+        pytest.param(
+            '{"type": "string", "type": "integer"}',
+            "schema has the key 'type' twice",
+            id="duplicate-key",
+        ),
+        pytest.param('{"maximum": NaN}', "NaN is not a JSON number", id="nan"),
+        pytest.param('{"maximum": 1e999}', "schema number 1e999 is out of range", id="infinite"),
+        pytest.param("[1]", "a JSON Schema must be an object or a boolean", id="not-an-object"),
+        pytest.param(
+            False, "no JSON value satisfies the schema: the schema at the root is false", id="false"
+        ),
+        pytest.param(
+            {"type": "string", "minLength": 3, "maxLength": 2},
+            "minLength 3 > maxLength 2",
+            id="empty-lengths",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {"a": False}, "required": ["a"]},
+            "the schema at /properties/a is false",
+            id="required-false",
+        ),
+        pytest.param(
+            {"type": "string", "enum": [1, 2]},
+            "no value of the enum/const at the root is valid there",
+            id="enum-filtered-empty",
+        ),
+        pytest.param(
+            {"type": "integer", "minimum": 3, "maximum": 2},
+            "no integer lies in the range",
+            id="empty-range",
+        ),
+        pytest.param(
+            {"allOf": [{"type": "string"}, {"type": "integer"}]},
+            "no JSON value satisfies the schema",
+            id="allOf-contradiction",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {"n": {"$ref": "#"}}, "required": ["n"]},
+            "the $ref recursion through the root never ends",
+            id="endless-recursion",
+        ),
+        pytest.param(
+            {
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+                "$ref": "#/$defs/a",
+            },
+            "never ends",
+            id="ref-cycle",
+        ),
+        pytest.param(
+            {"type": "string", "pattern": "(?<year>\\d{4})"},
+            "regex at /pattern: unsupported regex feature 'named group",
+            id="named-group",
+        ),
+        pytest.param(
+            {"type": "string", "pattern": "^a\\nb$"},
+            "which JSON must escape",
+            id="pattern-needs-escape",
+        ),
+    ],
+)
+def test_invalid_schema_is_refused_with_its_location(schema: object, expected: str) -> None:
+    assert expected in _refused(schema if isinstance(schema, (str, bool)) else json.dumps(schema))
+
+
+def test_pattern_error_carries_the_offset() -> None:
+    with pytest.raises(ConstraintError) as caught:
+        compile_json_schema({"properties": {"a": {"pattern": "ab\\b"}}})
+    assert caught.value.position == 2
+    assert str(caught.value).startswith(
+        "pattern at /properties/a: unsupported regex feature 'word boundary"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Limits
+
+
+def test_schema_size_limit() -> None:
+    big = {"enum": ["x" * 1000] * 300}
+    assert f"at most {MAX_SCHEMA_BYTES}" in _refused(big)
+    assert f"at most {MAX_SCHEMA_BYTES}" in _refused(json.dumps(big))
+
+
+def test_depth_limit() -> None:
+    schema: dict = {"type": "string"}
+    for _ in range(MAX_DEPTH):
+        schema = {"type": "array", "items": schema}
+    assert f"schema nests deeper than {MAX_DEPTH} levels" in _refused(schema)
+    assert f"deeper than {MAX_DEPTH}" in _refused("[" * 100_000 + "]" * 100_000)
+
+
+def test_enum_and_const_size_limits() -> None:
+    assert f"enum at the root holds {MAX_ENUM_VALUES + 1} values" in _refused(
+        {"enum": list(range(MAX_ENUM_VALUES + 1))}
+    )
+    assert f"(at most {MAX_ENUM_VALUES})" in _refused({"const": [[0, 0]] * (MAX_ENUM_VALUES // 2)})
+    compile_json_schema({"enum": list(range(1000))})
+
+
+def test_property_count_limit() -> None:
+    half = MAX_PROPERTIES // 2 + 1
+    schema = {
+        **OBJ,
+        "properties": {
+            "a": {**OBJ, "properties": {f"a{i}": {} for i in range(half)}},
+            "b": {**OBJ, "properties": {f"b{i}": {} for i in range(half)}},
+        },
+    }
+    assert f"more than {MAX_PROPERTIES} properties" in _refused(schema)
+
+
+# ---------------------------------------------------------------------------
+# The canonical form
+
+
+def test_canonical_form_hoists_refs_and_drops_annotations() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "T",
+        "definitions": {"Name": {"type": "string", "description": "d", "maxLength": 3}},
+        "type": "object",
+        "properties": {
+            "first": {"$ref": "#/definitions/Name"},
+            "last": {"$ref": "#/definitions/Name"},
+        },
+    }
+    value = json.loads(compile_json_schema(schema).value)
+    assert value["properties"] == {
+        "first": {"$ref": "#/$defs/Name"},
+        "last": {"$ref": "#/$defs/Name"},
+    }
+    assert set(value["$defs"]) == {"Name"}
+    assert "description" not in json.dumps(value) and "title" not in value
+
+
+def test_source_language_and_kind() -> None:
+    constraint = compile_json_schema('{"type": "boolean"}')
+    assert (constraint.kind, constraint.source_language) == ("json_schema", "json_schema")
+
+
+def test_schema_without_type_generates_the_kind_its_keywords_describe() -> None:
+    constraint, decoder = _compiled(
+        json.dumps({"properties": {"a": {"type": "integer"}}, "required": ["a"]})
+    )
+    assert decoder.accepts('{"a": 1}') and not decoder.accepts("1")
+    assert constraint.judge("1") is None  # valid, just never generated
+
+
+def test_judge_reasons() -> None:
+    constraint = compile_json_schema({**OBJ, "properties": {"a": {"type": "integer"}}})
+    assert constraint.judge('{"a": "x"}') == "/a: 'x' is not of type 'integer'"
+    assert constraint.judge("{").startswith("not JSON: ")
+    assert constraint.judge("NaN").startswith("not JSON: ")
+
+
+# ---------------------------------------------------------------------------
+# ECMA-262 patterns
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        ("^[a-z]+$", ["abc"], ["ab1", ""]),
+        ("colou?r", ["my colour", "color"], ["colr"]),
+        ("^(?:a|b)*c{2,3}$", ["abcc", "ccc"], ["cccc", "abc"]),
+        ("^[\\^a-]+$", ["^a-"], ["b"]),
+        ("^.$", ["x", "é"], ["\r", "\u2028", "xy"]),
+        ("^\\d+$", ["123"], ["١٢٣", "12a"]),
+        ("^\\w+$", ["a_1"], ["é"]),
+        ("^\\s$", [" ", "\u3000"], ["\u001c", "\u0085"]),
+        ("^\\S$", ["a"], [" ", "\u0085", "\ufeff"]),
+        ("^[^\\d]$", ["a"], ["5", "٣"]),
+        ("^\\x41\\u00e9$", ["Aé"], ["A"]),
+        ("^\\/\\.\\-$", ["/.-"], ["/x-"]),
+        ("a{2}b{1,}", ["xaab"], ["ab"]),
+        ("^a{,3}$", None, None),
+    ],
+)
+def test_pattern_meaning(pattern: str, matching: list[str] | None, other: list[str] | None) -> None:
+    """Generated strings are matched by both ECMA-262 and Python readings of the pattern."""
+    if matching is None:
+        with pytest.raises(ecma_regex.PatternError):
+            ecma_regex.parse_pattern(pattern)
+        return
+    decoder = Decoder(
+        json.dumps(
+            {"type": "string", "pattern": ecma_regex.to_xgrammar(ecma_regex.parse_pattern(pattern))}
+        )
+    )
+    for text in matching:
+        assert re.search(pattern, text) and decoder.accepts(layout(text)), text
+    for text in other:
+        assert not decoder.accepts(layout(text)), text
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message", "position"),
+    [
+        ("(?=a)", "lookahead", 0),
+        ("a(?<!b)", "negative lookbehind", 1),
+        ("(?<n>a)", "named group", 0),
+        ("(?P<n>a)", "Python-only group", 0),
+        ("(?i)a", "unsupported group", 0),
+        ("a\\1", "backreference", 1),
+        ("\\bword", "word boundary", 0),
+        ("\\p{L}", "Unicode property escape", 0),
+        ("\\cA", "control escape", 0),
+        ("\\A", "unknown escape '\\A'", 0),
+        ("[]", "'[]' and '[^]'", 0),
+        ("[\\d-z]", "a class escape cannot bound a range", 1),
+        ("[z-a]", "range out of order", 1),
+        ("a**", "multiple quantifiers", 2),
+        ("*a", "nothing to repeat", 0),
+        ("a{,3}", "'{,n}' is a quantifier in Python", 1),
+        ("x{2000}", "repetition count above", 1),
+        ("(a", "missing ')'", 0),
+        ("a)", "unmatched ')'", 1),
+        ("a^b", "anchor '^'", 1),
+        ("a$b", "anchor '$'", 1),
+        ("(^a)", "anchor '^'", 1),
+        ("😀+", "quantified character beyond U+FFFF", 0),
+        ("\\ud83d", "surrogate escapes", 0),
+        ('"', "which JSON must escape", 0),
+        ("a\\01", "octal escapes", 1),
+    ],
+)
+def test_refused_patterns(pattern: str, message: str, position: int) -> None:
+    with pytest.raises(ecma_regex.PatternError) as caught:
+        ecma_regex.parse_pattern(pattern)
+    assert message in caught.value.message
+    assert caught.value.position == position
+
+
+@given(st.data())
+@SETTINGS
+def test_restrict_length_keeps_exact_lengths_when_one_part_varies(data: st.DataObject) -> None:
+    prefix = data.draw(st.text("ab", max_size=3))
+    low = data.draw(st.integers(0, 6))
+    high = data.draw(st.one_of(st.none(), st.integers(low, 12)))
+    node = ecma_regex.parse_pattern(f"^{re.escape(prefix)}x*$")
+    bounded = ecma_regex.restrict_length(node, low, high)
+    possible = [n for n in range(len(prefix), 20) if n >= low and (high is None or n <= high)]
+    if not possible:
+        assert bounded is None
+        return
+    decoder = Decoder(json.dumps({"type": "string", "pattern": ecma_regex.to_xgrammar(bounded)}))
+    for length in range(len(prefix), 20):
+        text = prefix + "x" * (length - len(prefix))
+        assert decoder.accepts(layout(text)) == (length in possible), (length, low, high)
+
+
+def _regexes() -> st.SearchStrategy[ecma_regex.Node]:
+    """Regex trees over a few characters (some beyond U+FFFF), to compare with Python's re."""
+    chars = st.sets(st.sampled_from("ab.-{[^é中😀"), min_size=1, max_size=3).map(
+        lambda s: ecma_regex.Chars(tuple(sorted((ord(c), ord(c)) for c in s)))
+    )
+    return st.recursive(
+        chars,
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=1, max_size=3).map(lambda xs: ecma_regex.Seq(tuple(xs))),
+            st.lists(inner, min_size=2, max_size=3).map(lambda xs: ecma_regex.Alt(tuple(xs))),
+            st.tuples(inner, st.integers(0, 2), st.sampled_from([None, 0, 1, 3])).map(
+                lambda t: ecma_regex.Repeat(t[0], t[1], None if t[2] is None else t[1] + t[2])
+            ),
+        ),
+        max_leaves=6,
+    )
+
+
+def _python_regex(node: ecma_regex.Node) -> str:
+    if isinstance(node, ecma_regex.Chars):
+        return "[" + "".join(re.escape(chr(low)) for low, _ in node.ranges) + "]"
+    if isinstance(node, ecma_regex.Seq):
+        return "".join(f"(?:{_python_regex(item)})" for item in node.items)
+    if isinstance(node, ecma_regex.Alt):
+        return "(?:" + "|".join(_python_regex(option) for option in node.options) + ")"
+    high = "" if node.high is None else node.high
+    return f"(?:{_python_regex(node.item)}){{{node.low},{high}}}"
+
+
+@given(_regexes(), st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_emitted_regexes_mean_in_xgrammar_what_they_mean_in_python(node, rng) -> None:
+    """Walks through xgrammar's grammar for the emitted pattern are full matches in Python.
+
+    This is what caught xgrammar reading ``(?:a+b)?`` as also matching ``a``
+    and mis-masking classes that span U+FFFF/U+10000.
+    """
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": ecma_regex.to_xgrammar(node)}},
+        "required": ["s"],
+    }
+    decoder = Decoder(json.dumps(schema))
+    python = re.compile(_python_regex(node))
+    for text in samples(decoder, 8, seed=rng.randint(0, 10**6)):
+        assert python.fullmatch(json.loads(text)["s"]), (ecma_regex.to_xgrammar(node), text)
+
+
+# ---------------------------------------------------------------------------
+# Property-based: valid instances accepted, invalid mutations rejected
+
+
+def _keyword_schemas() -> list[object]:
+    return [
+        p.values[0]
+        for p in KEYWORDS
+        if p.values[0] is not True and "pattern" not in json.dumps(p.values[0])
+    ]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    _keyword_schemas(),
+    ids=[
+        p.id
+        for p in KEYWORDS
+        if p.values[0] is not True and "pattern" not in json.dumps(p.values[0])
+    ],
+)
+@given(data=st.data())
+@SETTINGS
+def test_valid_instances_are_accepted(schema: object, data: st.DataObject) -> None:
+    constraint, decoder = _compiled(json.dumps(schema))
+    text = data.draw(instance_texts(schema))
+    assume(constraint.judge(text) is None)  # the writer is loose around anyOf/allOf
+    assert decoder.accepts(text), (text, constraint.value)
+
+
+def _mutated(value: object, choice: int) -> object:
+    """A small change somewhere in the value, picked by ``choice``."""
+    spots: list[tuple[object, object]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, dict):
+            spots.extend((node, key) for key in node)
+            spots.append((node, None))
+            for child in node.values():
+                visit(child)
+        elif isinstance(node, list):
+            spots.extend((node, index) for index in range(len(node)))
+            spots.append((node, None))
+            for child in node:
+                visit(child)
+
+    root = [value]
+    visit(root)
+    parent, key = spots[choice % len(spots)]
+    if key is None:
+        if isinstance(parent, dict):
+            parent["zz_extra"] = 1
+        else:
+            parent.append("extra")
+    else:
+        old = parent[key]
+        replacement = {str: 12345, bool: "true", type(None): 0, int: "x", float: [1]}
+        parent[key] = replacement.get(type(old), "changed") if choice % 3 else None
+    return root[0]
+
+
+def _corpus(refused: bool) -> list[Path]:
+    return sorted(p for p in CORPUS.glob("*.json") if p.with_suffix(".refused").exists() == refused)
+
+
+@pytest.mark.parametrize("path", _corpus(refused=False), ids=lambda p: p.stem)
+@given(data=st.data())
+@SETTINGS
+def test_corpus_instances_and_mutations(path: Path, data: st.DataObject) -> None:
+    constraint, decoder = _compiled(path.read_text())
+    text = data.draw(instance_texts(json.loads(path.read_text())))
+    assume(constraint.judge(text) is None)
+    assert decoder.accepts(text), (text, constraint.value)
+    mutated = layout(_mutated(json.loads(text), data.draw(st.integers(0, 10_000))))
+    if constraint.judge(mutated) is not None:
+        assert not decoder.accepts(mutated), mutated
+
+
+# ---------------------------------------------------------------------------
+# Corpus
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(_corpus(refused=False)) + len(_corpus(refused=True)) >= 50
+
+
+@pytest.mark.parametrize("path", _corpus(refused=False), ids=lambda p: p.stem)
+def test_corpus_compiles_and_generates_valid_json(path: Path) -> None:
+    _assert_sound(path.read_text(), walks=30)
+
+
+@pytest.mark.parametrize("path", _corpus(refused=True), ids=lambda p: p.stem)
+def test_corpus_refusals_are_precise(path: Path) -> None:
+    expected = path.with_suffix(".refused").read_text().strip()
+    assert expected in _refused(path.read_text())
