@@ -1304,7 +1304,7 @@ class _Renderer:
                 return None
             return branches[0] if len(branches) == 1 else {"anyOf": branches}
         if node.enum is not None:
-            return {"enum": list(node.enum)}
+            return _enum_schema(node.enum)
         return self._render_kinds(node)
 
     def _render_kinds(self, node: _Node) -> dict | None:
@@ -1523,6 +1523,25 @@ class _Renderer:
         if high is not None and (most is None or high < most):
             keywords["maxProperties"] = high
         return keywords
+
+
+def _enum_schema(values: tuple[Any, ...]) -> dict:
+    """The values as xgrammar should offer them.
+
+    xgrammar writes an enum's fractional numbers with 17 digits (0.07 only as
+    0.070000000000000007), so those become ranges [v, v], which let 0.07 be
+    written as 0.07.
+    """
+    fractions = [v for v in values if _plain_fraction(v)]
+    alternatives = [{"type": "number", "minimum": v, "maximum": v} for v in fractions]
+    rest = [v for v in values if not _plain_fraction(v)]
+    if rest:
+        alternatives.insert(0, {"enum": rest})
+    return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+
+
+def _plain_fraction(value: Any) -> bool:
+    return isinstance(value, float) and not value.is_integer() and "e" not in repr(value)
 
 
 def _implied_kinds(node: _Node) -> frozenset[str] | None:

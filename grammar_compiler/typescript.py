@@ -710,38 +710,39 @@ class _Parser:
 
     def _tuple(self) -> _TupleType:
         self.expect("[")
-        elements = []
+        elements: list[_TupleElement] = []
+        seen_optional = False
         while not self.accept("]"):
-            rest = self.accept("...")
-            optional_name = False
-            if (
-                self.token.kind == "name"
-                and self.peek().text in (":", "?")
-                and self.peek(2).text != "]"
-            ):
-                self.advance()
-                optional_name = self.accept("?")
-                self.expect(":")
-            element_type = self.type()
-            optional = optional_name or self.accept("?")
-            elements.append(_TupleElement(element_type, optional, rest))
+            start = self.token
+            element = self._tuple_element()
+            if element.rest and not isinstance(element.type, _ArrayType):
+                raise self.error("a tuple rest element must be an array type", start)
+            if seen_optional and not element.optional and not element.rest:
+                raise self.error("a required tuple element cannot follow an optional one", start)
+            seen_optional = seen_optional or element.optional
+            elements.append(element)
+            if elements[-1].rest and not self.at("]"):
+                raise self.unsupported("rest element before the end of a tuple", start)
             if not self.accept(","):
                 self.expect("]", "',' or ']'")
                 break
-        self._check_tuple(elements)
         return _TupleType(tuple(elements))
 
-    def _check_tuple(self, elements: list[_TupleElement]) -> None:
-        seen_optional = False
-        for position, element in enumerate(elements):
-            if element.rest and position != len(elements) - 1:
-                raise self.unsupported("rest element before the end of a tuple")
-            if element.rest and not isinstance(element.type, _ArrayType):
-                raise self.error("a tuple rest element must be an array type")
-            if element.optional:
-                seen_optional = True
-            elif seen_optional and not element.rest:
-                raise self.error("a required tuple element cannot follow an optional one")
+    def _tuple_element(self) -> _TupleElement:
+        rest = self.accept("...")
+        optional_name = False
+        if self.token.kind == "name" and self._named_element():
+            self.advance()
+            optional_name = self.accept("?")
+            self.expect(":")
+        element_type = self.type()
+        optional = optional_name or self.accept("?")
+        return _TupleElement(element_type, optional, rest)
+
+    def _named_element(self) -> bool:
+        """``[x: T]`` or ``[x?: T]``, as opposed to ``[T]`` and ``[T?]``."""
+        after = self.peek().text
+        return after == ":" or (after == "?" and self.peek(2).text == ":")
 
     def _object(self) -> _ObjectType:
         self.expect("{")
@@ -930,6 +931,13 @@ class _SchemaBuilder:
 
     def _union(self, node: _Union) -> dict:
         options = list(_flatten_union(node))
+        primitive = {"string", "number", "boolean"}
+        if all(
+            o == _Literal(None) or (isinstance(o, _Keyword) and o.name in primitive)
+            for o in options
+        ):
+            names = dict.fromkeys("null" if isinstance(o, _Literal) else o.name for o in options)
+            return {"type": list(names)}
         if all(isinstance(o, _Literal) for o in options):
             values = list(dict.fromkeys(_hashable(o.value) for o in options))
             return {"enum": [_unhashable(v) for v in values]}

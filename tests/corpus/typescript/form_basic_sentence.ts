@@ -1,0 +1,5 @@
+// type_name: BasicSentence
+
+export type BasicSentence {
+  text: string;
+}
