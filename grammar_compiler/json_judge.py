@@ -171,12 +171,16 @@ def make_judge(document: object, validator_class: type[Validator]) -> Judge:
             instance = json.loads(text, parse_constant=_refuse_constant)
         except ValueError as error:
             return f"not JSON: {error}"
+        except RecursionError:
+            return "the JSON nests too deeply to be checked"
         try:
             error = best_match(validator.iter_errors(instance))
         except jsonschema.exceptions.SchemaError as problem:
             return f"the schema cannot be checked: {problem.message}"
         except referencing.exceptions.Unresolvable as problem:
             return f"the schema cannot be checked: unresolvable $ref {problem}"
+        except RecursionError:
+            return "the JSON nests too deeply to be checked"
         if error is None:
             return None
         where = pointer(error.absolute_path) or "the value"

@@ -18,7 +18,9 @@ keyword                     status    how
 type (string or list)       enforced  native
 enum, const                 enforced  values filtered by jsonschema against every
                                       sibling keyword (xgrammar ignores siblings
-                                      of enum), so siblings are enforced too
+                                      of enum), so siblings are enforced too;
+                                      fractional numbers become ranges [v, v]
+                                      (xgrammar spells 0.07 0.070000000000000007)
 properties, required        enforced  native; a required name missing from
                                       properties is added with the schema that
                                       applies to it (xgrammar ignored it)
@@ -42,10 +44,13 @@ uniqueItems                 not       ignored by xgrammar (fine if maxItems <= 1
 contains, min/maxContains   not       ignored by xgrammar
 unevaluatedProperties/Items partly    ``false`` closes the merged object/array;
                                       a schema only without composition
-minLength, maxLength        enforced  native (xgrammar then forbids escapes)
+minLength, maxLength        enforced  as a pattern: xgrammar's own lets raw
+                                      control characters (a tab) in
 pattern                     enforced  rewritten (see ``ecma_regex``): search
                                       semantics made explicit, ECMA/Python
-                                      differences and JSON escaping handled
+                                      differences and JSON escaping handled,
+                                      xgrammar's ``(?:a+b)?`` and U+FFFF-spanning
+                                      class bugs avoided
 pattern/format + lengths    enforced  xgrammar ignores the lengths; folded into
                                       the regex (a subset when several parts vary)
 format                      enforced  date, time, date-time, duration, email,
@@ -57,8 +62,11 @@ format                      enforced  date, time, date-time, duration, email,
 format (others)             not       idn-*, iri*, uri-template, regex, custom
 minimum, maximum,           enforced  native; integer bounds rounded (xgrammar
 exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62
-multipleOf                  partly    integers up to 1024 (xgrammar ignores larger
-                                      ones and any non-integer step)
+multipleOf                  partly    integer steps up to 1024, with no bounds or
+                                      both bounds under 10000 apart (xgrammar
+                                      ignores it otherwise); other bounded ranges
+                                      listed as an enum up to 1000 multiples;
+                                      non-integer steps refused
 anyOf                       enforced  native; sibling keywords distributed into
                                       the branches (xgrammar ignored them)
 oneOf                       partly    as anyOf when the branches are provably
@@ -149,7 +157,11 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     draft = _Draft.of(document)
     _check_metaschema(document, draft.validator_class)
     compiler = _Compiler(document, draft, strict)
-    value = json.dumps(compiler.compile(), ensure_ascii=False, separators=(",", ":"))
+    try:
+        canonical = compiler.compile()
+    except RecursionError:  # chains of $ref or allOf deeper than Python's stack
+        raise ConstraintError("schema nests too deeply through $ref or allOf") from None
+    value = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
     _confirm_with_xgrammar(value)
     return CanonicalConstraint(
         kind="json_schema",

@@ -78,7 +78,10 @@ def typescript_to_json_schema(source: str, type_name: str) -> dict:
             f"TypeScript source too long: {len(source)} characters (at most {MAX_SOURCE_LENGTH})"
         )
     declarations = _Parser(_tokenize(source)).declarations()
-    return _SchemaBuilder(declarations).document(type_name)
+    try:
+        return _SchemaBuilder(declarations).document(type_name)
+    except RecursionError:  # a long chain of '&', extends or utility types
+        raise ConstraintError("types refer to each other too deeply") from None
 
 
 # ---------------------------------------------------------------------------
