@@ -1,0 +1,103 @@
+"""Context-free grammar constraints: one entry point for the BNF dialect, GBNF and Lark.
+
+``compile_grammar`` hands the text to the module for its format (``bnf``,
+``gbnf`` — also as ``ebnf``, xgrammar's name for the same syntax — and
+``lark_grammar``) and returns its ``CanonicalConstraint``. With
+``grammar_format="auto"`` the format is recognised from the first line that
+defines something (blank lines and comment lines carry no signature):
+
+* ``<name> ::=`` — the BNF dialect of the ``/v1/completion/cfg`` document;
+* ``name ::=`` — GBNF (a missing ``root`` rule is then reported as such);
+* ``name:``, ``NAME:``, ``?name:``, ``name.2:`` or a ``%import``/``%ignore``
+  statement — Lark.
+
+If no line has a signature, the formats are tried in the order bnf, gbnf,
+lark; the first that compiles wins, and if none does, the error reported is
+the one found furthest into the text (the earliest format on a tie), since
+the format that read furthest is most likely the one the user meant. Errors
+in auto mode say which format the text was read as.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from grammar_compiler.bnf import compile_bnf
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.cfg_tree import check_size
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.gbnf import compile_gbnf
+from grammar_compiler.lark_grammar import compile_lark
+
+GrammarFormat = Literal["auto", "bnf", "gbnf", "ebnf", "lark"]
+AUTO_ORDER = ("bnf", "gbnf", "lark")
+
+_SIGNATURES = (
+    ("bnf", re.compile(r"\s*<[^<>\r\n]+>\s*::=")),
+    ("gbnf", re.compile(r"\s*[A-Za-z_][A-Za-z0-9_-]*\s*::=")),
+    ("lark", re.compile(r"\s*%(?:import|ignore|declare|override|extend)\b")),
+    ("lark", re.compile(r"\s*[?!]?\w+(?:\{[^}]*\})?(?:\.-?\d+)?\s*:(?!:)")),
+)
+
+
+def compile_grammar(
+    text: str, grammar_format: GrammarFormat = "auto", *, start: str = "start"
+) -> CanonicalConstraint:
+    """Validate a grammar and return what xgrammar compiles, with an independent judge.
+
+    ``start`` names the start rule of a Lark grammar; the BNF dialect starts at
+    ``<start>`` (else its first rule) and GBNF at ``root``.
+
+    Raises:
+        ConstraintError: the format is unknown, or the grammar is invalid or over
+            a limit (with line and column).
+    """
+    check_size(text)
+    if grammar_format == "auto":
+        return _compile_detected(text, start)
+    compile_one = _compilers(start).get(grammar_format)
+    if compile_one is None:
+        raise ConstraintError(
+            f"unknown grammar format {grammar_format!r}: expected auto, bnf, gbnf, ebnf or lark"
+        )
+    return compile_one(text)
+
+
+def detect_format(text: str) -> str | None:
+    """The format the first defining line of ``text`` is written in, if any line has one."""
+    for line in text.splitlines():
+        for name, signature in _SIGNATURES:
+            if signature.match(line):
+                return name
+    return None
+
+
+def _compilers(start: str) -> dict[str, Callable[[str], CanonicalConstraint]]:
+    return {
+        "bnf": compile_bnf,
+        "gbnf": compile_gbnf,
+        "ebnf": lambda text: compile_gbnf(text, language="ebnf"),
+        "lark": lambda text: compile_lark(text, start=start),
+    }
+
+
+def _compile_detected(text: str, start: str) -> CanonicalConstraint:
+    compilers = _compilers(start)
+    detected = detect_format(text)
+    candidates = (detected,) if detected else AUTO_ORDER
+    errors: list[tuple[str, ConstraintError]] = []
+    for name in candidates:
+        try:
+            return compilers[name](text)
+        except ConstraintError as err:
+            errors.append((name, err))
+    name, err = max(errors, key=lambda found: _reach(found[1]))
+    raise ConstraintError(
+        f"{err.message} (read as {name})", line=err.line, column=err.column
+    ) from err
+
+
+def _reach(err: ConstraintError) -> tuple[int, int]:
+    return (err.line or 0, err.column or 0)

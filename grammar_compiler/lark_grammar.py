@@ -1,0 +1,544 @@
+r"""Lark grammars (as vLLM and mistral.rs users write them) compiled for xgrammar.
+
+The ``lark`` library reads the grammar: its Earley parser over the user's
+text is the judge, and the rules and terminals it compiles (EBNF operators,
+templates, ``%import`` and ``%override`` already expanded) are translated into
+the grammar tree that becomes xgrammar EBNF. Before that, lark's own grammar
+parser is run alone, to find mistakes with their line and column, to refuse
+imports other than lark's ``common`` library (lark would otherwise read
+grammar files from disk), and to enforce the limits before lark expands
+anything (``lark_size``): lark multiplies out inline alternatives, so
+``("a"|"b") ("c"|"d")`` is four alternatives, and its grammar analysis is
+cubic in the length of an alternative, so ``MAX_ALTERNATIVES``,
+``MAX_SEQUENCE`` and ``MAX_EXPANDED_SYMBOLS`` are checked on the expansion.
+
+Meaning. xgrammar has no lexer, so a Lark grammar is read as a grammar over
+characters:
+
+* A terminal matches exactly the texts its pattern fully matches; rules are
+  sequences of terminals and rules, as Lark compiled them. Rule and terminal
+  priorities, aliases, ``?``/``!``/``_`` prefixes only shape Lark's parse tree
+  and are ignored.
+* ``%ignore`` terminals may occur any number of times before every terminal
+  and after the last one, which is where Lark's dynamic lexer skips them:
+  each terminal ``T`` becomes ``ignored T`` and the start rule
+  ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark skips the
+  longest ignored token; where the next token could extend an ignored one
+  (``/#[^\n]*/`` before a name), a grammar would let it end earlier, so that
+  is rejected (``token_edges``). ``x+`` may follow itself (``%ignore WS``).
+* Regexes are Python regexes read with ``re.ASCII`` (``\d`` is ``[0-9]``,
+  ``\w`` is ``[A-Za-z0-9_]``), as the regex endpoint reads them; the judge
+  parses with the same flag (``g_regex_flags``), so both agree. They go
+  through ``compile_regex``, so everything it rejects is rejected here too,
+  located at the terminal. Strings with the ``i`` flag match every ASCII case
+  variant (``"select"i``), exactly what Python's ``re.ASCII | re.IGNORECASE``
+  matches.
+* Lark's lexer takes the shortest match of a lazy quantifier, which a grammar
+  cannot express, so lazy quantifiers are rejected, except in lark's
+  ``common.ESCAPED_STRING`` and ``common.C_COMMENT``, which are replaced by
+  exact equivalents. Anchors are rejected: inside a text ``^`` and ``$`` hold
+  only at its ends, which a terminal cannot know.
+
+Rejected by name: regex flags ``i``, ``u``, ``l``; ``%declare`` (a terminal
+with no pattern); ``%import`` of anything but ``common``; terminals that
+match the empty string (lark's own refusal). The judge uses
+lark's ``dynamic_complete`` lexer, which tries every length of every terminal
+match, so it agrees with the character-level reading for ordinary terminals;
+a regex whose alternatives are prefixes of later ones (``/a|ab/``) is the
+known exception: Lark never lexes ``ab`` with it, xgrammar does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import lark
+import regex as regex_module
+from lark import Token, Tree
+from lark.exceptions import GrammarError, LarkError, UnexpectedCharacters, UnexpectedInput
+from lark.lexer import Pattern, PatternRE, PatternStr, TerminalDef
+
+# Lark's parser for grammar texts: private, but the only way to get every
+# token of the user's grammar with its position (lark is pinned).
+from lark.load_grammar import _get_parser as _grammar_parser
+
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.cfg_tree import (
+    MAX_ALTERNATIVES,
+    MAX_NESTING,
+    MAX_RULES,
+    CharSet,
+    Grammar,
+    Node,
+    Ref,
+    Repeat,
+    Sequence,
+    Text,
+    check_size,
+    choice_of,
+    sequence_of,
+)
+from grammar_compiler.ebnf_writer import write_ebnf
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.lark_size import CAP, Estimate, Size
+from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
+from grammar_compiler.regex import compile_regex
+from grammar_compiler.regex_tree import regex_tree
+from grammar_compiler.token_edges import continuing_characters, first_characters, overlap
+from grammar_compiler.xgrammar_errors import xgrammar_complaint
+
+try:
+    from re import _parser as _regex_parser
+except ImportError:  # Python 3.10
+    import sre_parse as _regex_parser
+
+IMPORTABLE = "common"
+MAX_SEQUENCE = 32
+"""Most symbols in one alternative once lark expands it; lark's analysis is cubic in this."""
+MAX_EXPANDED_SYMBOLS = 20_000
+"""Most symbols in all alternatives of all rules once lark expands them."""
+_REJECTED_REGEX_FLAGS = {"i": "case-insensitive", "u": "unicode", "l": "locale"}
+
+# Lark's common terminals whose regexes rely on laziness or lookbehind, keyed
+# by the regex lark builds for them, with regexes that match the same tokens.
+_EQUIVALENTS = {
+    # A string ends at the first quote not escaped by an odd run of backslashes.
+    r'".*?(?<!\\)(\\\\)*?"': r'"(?:[^"\\\n]|\\[^\n])*"',
+    # A comment ends at the first "*/".
+    "/\\*(.|\n)*?\\*/": r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/",
+}
+
+
+def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
+    """Validate a Lark grammar; return its xgrammar EBNF and a judge that parses with lark.
+
+    Raises:
+        ConstraintError: the grammar is invalid, untranslatable or over a limit,
+            with line and column wherever lark or the check knows them.
+    """
+    check_size(text)
+    source = _Source(text, start)
+    parser = source.lark_parser()
+    ebnf = write_ebnf(_Translation(parser, source).grammar())
+    complaint = xgrammar_complaint(ebnf)
+    if complaint is not None:
+        raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
+    return CanonicalConstraint(
+        kind="ebnf", value=ebnf, source_language="lark", judge=parser_judge(parser)
+    )
+
+
+def read_lark(text: str, start: str = "start") -> Grammar:
+    """The grammar tree the EBNF is written from (tests generate sentences from it)."""
+    check_size(text)
+    source = _Source(text, start)
+    return _Translation(source.lark_parser(), source).grammar()
+
+
+# ---------------------------------------------------------------------------
+# The grammar text, as lark's own grammar parser reads it
+
+
+class _Source:
+    """The user's grammar text, checked statement by statement before lark compiles it."""
+
+    def __init__(self, text: str, start: str) -> None:
+        self.text = text
+        self.start = start
+        self.tree = self._parse()
+        self.definitions = self._definitions()
+        self._check_statements()
+        self._check_limits()
+
+    def error(self, message: str, token: Token | None = None) -> ConstraintError:
+        if token is None or getattr(token, "line", None) is None:
+            return ConstraintError(message)
+        return ConstraintError(message, line=token.line, column=token.column)
+
+    def _parse(self) -> Tree:
+        try:
+            return _grammar_parser().parse(self.text + "\n", "start")
+        except UnexpectedCharacters as err:
+            raise ConstraintError(
+                f"unexpected character {err.char!r}", line=err.line, column=err.column
+            ) from None
+        except UnexpectedInput as err:
+            raise ConstraintError(_token_message(err), line=err.line, column=err.column) from None
+
+    def _definitions(self) -> list[tuple[str, Token]]:
+        """(kind, name token) of every rule and terminal definition, in order."""
+        found = []
+        for statement in self.tree.children:
+            definition = _definition_in(statement)
+            if definition.data == "rule":
+                found.append(("rule", definition.children[1]))
+            elif definition.data == "term":
+                found.append(("terminal", definition.children[0]))
+        return found
+
+    def _check_statements(self) -> None:
+        for statement in self.tree.children:
+            if statement.data == "import":
+                self._check_import(statement)
+            elif statement.data == "declare":
+                token = next(_tokens(statement), None)
+                raise self.error(
+                    "%declare is not supported: a declared terminal has no pattern to match",
+                    token,
+                )
+        for token in _tokens(self.tree):
+            if token.type == "REGEXP":
+                flags = token[token.rindex("/") + 1 :]
+                for flag in flags:
+                    if flag in _REJECTED_REGEX_FLAGS:
+                        raise self.error(
+                            f"regex flag '{flag}' ({_REJECTED_REGEX_FLAGS[flag]}) is not "
+                            "supported; write the characters out in a class, or use a "
+                            'string with the i flag ("select"i)',
+                            token,
+                        )
+        rules = [token for kind, token in self.definitions if kind == "rule"]
+        if self.start not in rules:
+            first = rules[0] if rules else None
+            raise self.error(f"the grammar has no rule named {self.start!r} to start from", first)
+
+    def _check_import(self, statement: Tree) -> None:
+        path = statement.children[0]
+        names_listed = len(statement.children) > 1 and isinstance(statement.children[1], Tree)
+        module = path.children if names_listed else path.children[:-1]
+        if path.data != "import_lib" or [str(part) for part in module] != [IMPORTABLE]:
+            raise self.error(
+                f"only names from lark's common library can be imported "
+                f"(%import {IMPORTABLE}.NAME or %import {IMPORTABLE} (A, B))",
+                path.children[0],
+            )
+
+    def _check_limits(self) -> None:
+        if len(self.definitions) > MAX_RULES:
+            raise self.error(
+                f"too many rules and terminals (limit MAX_RULES = {MAX_RULES})",
+                self.definitions[MAX_RULES][1],
+            )
+        deep = _too_deep(self.tree)
+        if deep is not None:
+            raise self.error(
+                f"groups nested too deeply (limit MAX_NESTING = {MAX_NESTING})",
+                next(_tokens(deep), None),
+            )
+        self._check_expanded_size()
+
+    def _check_expanded_size(self) -> None:
+        """Refuse what lark would expand into too much work, before it does (see lark_size)."""
+        rules = [
+            definition
+            for definition in map(_definition_in, self.tree.children)
+            if definition.data == "rule"
+        ]
+        templates = {
+            str(rule.children[1]): Estimate().of(rule.children[-1])
+            for rule in rules
+            if rule.children[2].children
+        }
+        total = 0
+        for rule in rules:
+            name = rule.children[1]
+            if str(name) in templates:
+                continue  # counted where it is used
+            estimate = Estimate(templates)
+            size = estimate.of(rule.children[-1])
+            for part in (size, *estimate.helpers):
+                self._check_size(name, part)
+            total += size.symbols + sum(helper.symbols for helper in estimate.helpers)
+            if total > MAX_EXPANDED_SYMBOLS:
+                raise self.error(
+                    f"grammar too large once lark expands its groups and repetitions: more than "
+                    f"{MAX_EXPANDED_SYMBOLS} symbols by rule {name} "
+                    f"(limit MAX_EXPANDED_SYMBOLS = {MAX_EXPANDED_SYMBOLS})",
+                    name,
+                )
+
+    def _check_size(self, name: Token, size: Size) -> None:
+        if size.alternatives > MAX_ALTERNATIVES:
+            raise self.error(
+                f"rule {name} has {_at_least(size.alternatives, MAX_ALTERNATIVES)} alternatives "
+                f"once lark multiplies its groups out (limit MAX_ALTERNATIVES = "
+                f"{MAX_ALTERNATIVES})",
+                name,
+            )
+        if size.longest > MAX_SEQUENCE:
+            raise self.error(
+                f"rule {name} has an alternative of {size.longest} symbols once lark expands "
+                f"it (limit MAX_SEQUENCE = {MAX_SEQUENCE}); move parts into rules of their own",
+                name,
+            )
+
+    def lark_parser(self) -> lark.Lark:
+        try:
+            return lark.Lark(
+                self.text,
+                start=self.start,
+                lexer="dynamic_complete",
+                g_regex_flags=re.ASCII,
+                import_paths=[],
+                **EARLEY_OPTIONS,
+            )
+        except (re.error, regex_module.error) as err:
+            raise self._regex_error(f"invalid regex: {err.msg}", err.pattern) from None
+        except UnexpectedInput as err:
+            raise ConstraintError(_token_message(err), line=err.line, column=err.column) from None
+        except (LarkError, ValueError, AssertionError) as err:
+            raise self._lark_error(err) from None
+        except RecursionError:
+            raise ConstraintError("grammar nested too deeply for lark to compile") from None
+
+    def _lark_error(self, err: Exception) -> ConstraintError:
+        message = str(err).split("\n\n")[0].strip()
+        located = re.search(r",? at line (\d+),? col(?:umn)? (\d+)", message)
+        if located:
+            return ConstraintError(
+                message[: located.start()].strip(),
+                line=int(located.group(1)),
+                column=int(located.group(2)),
+            )
+        token = self._token_named_in(message)
+        if isinstance(err, GrammarError) and "zero-width" in message:
+            message = "a terminal can match the empty string, which lark refuses"
+        return self.error(message, token)
+
+    def _token_named_in(self, message: str) -> Token | None:
+        """The token a lark message names: a duplicate's second definition, else its first use."""
+        for quoted in re.findall(r"'([^'\s]+)'", message):
+            mentions = [token for token in _tokens(self.tree) if token == quoted]
+            if "more than once" in message:
+                definitions = [token for _, token in self.definitions if token == quoted]
+                mentions = definitions[1:] or mentions
+            found = mentions[0] if mentions else self.regex_token(quoted)
+            if found is not None:
+                return found
+        return None
+
+    def _regex_error(self, message: str, regex: object) -> ConstraintError:
+        return self.error(message, self.regex_token(str(regex)))
+
+    def regex_token(self, regex: str) -> Token | None:
+        """The ``/regex/`` literal whose text between the slashes is ``regex``, if one is."""
+        for token in _tokens(self.tree):
+            if token.type == "REGEXP" and token[1 : token.rindex("/")] == regex:
+                return token
+        return None
+
+    def pattern_token(self, name: str, pattern: Pattern) -> Token | None:
+        """Where the user wrote a terminal: its literal, else its definition, else a mention."""
+        tokens = list(_tokens(self.tree))
+        written = [token for token in tokens if pattern.raw is not None and token == pattern.raw]
+        mentions = [token for token in tokens if token == name]
+        return (
+            next(iter(written), None) or self.definition_token(name) or next(iter(mentions), None)
+        )
+
+    def definition_token(self, name: str) -> Token | None:
+        return next((token for _, token in self.definitions if token == name), None)
+
+
+def _definition_in(statement: Tree) -> Tree:
+    """The rule or terminal definition an ``%override``/``%extend`` wraps, or the statement."""
+    return statement.children[0] if statement.data in ("override", "extend") else statement
+
+
+def _tokens(tree: Tree) -> Iterator[Token]:
+    """Every token under ``tree``, in text order, without recursion."""
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Tree):
+            stack.extend(reversed(node.children))
+        elif isinstance(node, Token):
+            yield node
+
+
+def _token_message(err: UnexpectedInput) -> str:
+    token = getattr(err, "token", None)
+    if token is None:
+        return "unexpected end of the grammar"
+    expected = set(getattr(err, "expected", ()) or ())
+    shown = "end of line" if token.type == "_NL" else repr(str(token))
+    if "_RPAR" in expected:
+        return f"unexpected {shown}: '(' is not closed"
+    if "_RBRA" in expected:
+        return f"unexpected {shown}: '[' is not closed"
+    if "_COLON" in expected:
+        return f"expected ':' after the rule or terminal name, found {shown}"
+    return f"unexpected {shown}"
+
+
+def _too_deep(tree: Tree) -> Tree | None:
+    """The first group nested deeper than MAX_NESTING, if any."""
+    stack: list[tuple[Tree, int]] = [(tree, -1)]  # a definition's own alternatives: level 0
+    while stack:
+        node, depth = stack.pop()
+        if node.data == "expansions":
+            depth += 1
+            if depth > MAX_NESTING:
+                return node
+        stack.extend((child, depth) for child in node.children if isinstance(child, Tree))
+    return None
+
+
+def _at_least(count: int, limit: int) -> str:
+    return f"more than {limit}" if count >= CAP else str(count)
+
+
+# ---------------------------------------------------------------------------
+# Lark's compiled grammar, translated into the grammar tree
+
+
+class _Translation:
+    """Rules and terminals of a compiled ``lark.Lark``, as one ``Grammar``."""
+
+    TOP = "top"
+    IGNORED = "ignored"
+
+    def __init__(self, parser: lark.Lark, source: _Source) -> None:
+        self.parser = parser
+        self.source = source
+        self.terminals: dict[str, TerminalDef] = {term.name: term for term in parser.terminals}
+        self.ignored = list(parser.ignore_tokens)
+        self.rules: dict[str, Node] = {}
+        self.bodies: dict[str, Node] = {}
+
+    def grammar(self) -> Grammar:
+        expansions: dict[str, list[Node]] = {}
+        for rule in self.parser.rules:
+            symbols = [self.symbol(symbol) for symbol in rule.expansion]
+            body = sequence_of(symbols)
+            expansions.setdefault(_rule_name(rule.origin.name), []).append(body)
+        for name, options in expansions.items():
+            self.rules[name] = choice_of(options)
+        start = Ref(_rule_name(self.source.start))
+        self._check_ignored_edges()
+        if self.ignored:
+            options = [Ref(self.terminal(name)) for name in self.ignored]
+            self.rules[self.IGNORED] = Repeat(choice_of(options), 0, None)
+            self.rules[self.TOP] = Sequence((start, Ref(self.IGNORED)))
+        else:
+            self.rules[self.TOP] = start
+        return Grammar(self.rules, self.TOP)
+
+    def symbol(self, symbol: lark.grammar.Symbol) -> Node:
+        if not symbol.is_term:
+            return Ref(_rule_name(symbol.name))
+        body = self.terminal(symbol.name)
+        if not self.ignored:
+            return Ref(body)
+        token = f"token:{symbol.name}"
+        self.rules[token] = Sequence((Ref(self.IGNORED), Ref(body)))
+        return Ref(token)
+
+    def terminal(self, name: str) -> str:
+        """The name of the rule matching terminal ``name`` alone, defined on first use."""
+        rule = f"terminal:{name}"
+        if name not in self.bodies:
+            definition = self.terminals.get(name)
+            if definition is None:
+                raise self.source.error(
+                    f"terminal {name} has no pattern to match", self.source.definition_token(name)
+                )
+            self.bodies[name] = self.rules[rule] = self.pattern(definition)
+        return rule
+
+    def _check_ignored_edges(self) -> None:
+        """Refuse an ignored terminal that the next token could extend (see token_edges)."""
+        for ignored in self.ignored:
+            self.terminal(ignored)
+            continuing = continuing_characters(self.bodies[ignored])
+            for name, body in self.bodies.items():
+                if name == ignored and isinstance(body, Repeat) and body.high is None:
+                    continue  # a run of x+ is one longer x+: Lark and a grammar agree
+                shared = overlap(continuing, first_characters(body))
+                if shared is not None:
+                    definition = self.terminals[ignored]
+                    raise self.source.error(
+                        f"ignored terminal {_shown(ignored)} can run on into {_shown(name)} "
+                        f"(with {chr(shared)!r}): Lark's lexer always skips the longest ignored "
+                        "token, which a grammar cannot express; make the ignored terminal end "
+                        "unambiguously (as C_COMMENT does) or write it into the rules",
+                        self.source.pattern_token(ignored, definition.pattern),
+                    )
+
+    def pattern(self, definition: TerminalDef) -> Node:
+        pattern = definition.pattern
+        if isinstance(pattern, PatternStr):
+            return _caseless(pattern.value) if "i" in pattern.flags else Text(pattern.value)
+        return self.regex(definition, pattern)
+
+    def regex(self, definition: TerminalDef, pattern: PatternRE) -> Node:
+        token = self.source.pattern_token(definition.name, pattern)
+        value = _EQUIVALENTS.get(pattern.value, pattern.value)
+        regex = PatternRE(value, pattern.flags).to_regexp()
+        try:
+            translated = compile_regex(regex)
+        except ConstraintError as err:
+            raise self.source.error(
+                f"terminal {_shown(definition.name)}: {err.message}", token
+            ) from None
+        problem = _untranslatable(regex)
+        if problem is not None:
+            raise self.source.error(
+                f"terminal {_shown(definition.name)} uses {problem}, which lark's lexer and a "
+                "grammar read differently",
+                token,
+            )
+        return regex_tree(translated)
+
+
+def _rule_name(name: str) -> str:
+    return f"rule:{name}"
+
+
+def _shown(name: str) -> str:
+    if name.startswith("__ANON"):
+        return "(an anonymous regex)"
+    return "(an anonymous %ignore pattern)" if name.startswith("__IGNORE") else name
+
+
+def _caseless(value: str) -> Node:
+    """Every ASCII case variant of ``value``: what ``re.ASCII | re.IGNORECASE`` matches."""
+    items: list[Node] = []
+    for char in value:
+        if char.isascii() and char.isalpha():
+            codes = sorted({ord(char.lower()), ord(char.upper())})
+            items.append(CharSet(tuple((code, code) for code in codes)))
+        else:
+            items.append(Text(char))
+    return sequence_of(items)
+
+
+def _untranslatable(regex: str) -> str | None:
+    """A lazy quantifier or anchor in ``regex``, named, if it has one."""
+    try:
+        tree = _regex_parser.parse(regex, re.ASCII)
+    except (re.error, OverflowError, ValueError, RecursionError):
+        return None  # compile_regex reports it, located
+    stack = [tree]
+    while stack:
+        items = stack.pop()
+        for op, av in items:
+            if op is _regex_parser.MIN_REPEAT:
+                return "a lazy quantifier (*?, +?, ??, {m,n}?)"
+            if op is _regex_parser.AT:
+                return "an anchor (^, $, \\A, \\Z, \\b, \\B)"
+            stack.extend(_sub_patterns(op, av))
+    return None
+
+
+def _sub_patterns(op: object, av: object) -> list:
+    if op is _regex_parser.BRANCH:
+        return list(av[1])
+    if op is _regex_parser.SUBPATTERN:
+        return [av[-1]]
+    if op in (_regex_parser.MAX_REPEAT, _regex_parser.MIN_REPEAT):
+        return [av[2]]
+    if op in (_regex_parser.ASSERT, _regex_parser.ASSERT_NOT):
+        return [av[1]]
+    return []

@@ -1,0 +1,124 @@
+"""Which characters can start a terminal, and which can continue one that is already complete.
+
+Lark's lexer skips an ``%ignore`` terminal by its longest match, while a
+grammar (xgrammar's reading) lets it end anywhere it matches. The two accept
+the same texts exactly when no complete ignored token can be continued by
+the first character of what may follow it; ``lark_grammar`` checks that with
+the two sets computed here.
+
+Both come from the positions of a Glushkov automaton of a terminal's tree
+(one position per character of a literal or per class): ``first_characters``
+unions the classes of the positions a match can start at, and
+``continuing_characters`` those of the positions that can follow a position
+where a match can end. Counted repetitions are treated as loops, which only
+ever adds characters, so a terminal is never judged safer than it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grammar_compiler.cfg_tree import (
+    MAX_CODE_POINT,
+    CharSet,
+    Choice,
+    Node,
+    Repeat,
+    Sequence,
+    Text,
+    merge_ranges,
+)
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+def first_characters(node: Node) -> Ranges:
+    positions = _Positions()
+    summary = positions.visit(node)
+    return positions.characters(summary.first)
+
+
+def continuing_characters(node: Node) -> Ranges:
+    positions = _Positions()
+    summary = positions.visit(node)
+    following = {after for before in summary.last for after in positions.follow[before]}
+    return positions.characters(following)
+
+
+def overlap(first: Ranges, second: Ranges) -> int | None:
+    """A code point in both sets, if there is one."""
+    for low, high in first:
+        for other_low, other_high in second:
+            if max(low, other_low) <= min(high, other_high):
+                return max(low, other_low)
+    return None
+
+
+@dataclass
+class _Summary:
+    nullable: bool
+    first: set[int] = field(default_factory=set)
+    last: set[int] = field(default_factory=set)
+
+
+class _Positions:
+    def __init__(self) -> None:
+        self.sets: list[Ranges] = []
+        self.follow: list[set[int]] = []
+
+    def characters(self, positions: set[int]) -> Ranges:
+        return merge_ranges([span for position in positions for span in self.sets[position]])
+
+    def position(self, ranges: Ranges) -> _Summary:
+        self.sets.append(ranges)
+        self.follow.append(set())
+        index = len(self.sets) - 1
+        return _Summary(False, {index}, {index})
+
+    def visit(self, node: Node) -> _Summary:
+        if isinstance(node, Text):
+            return self.sequence([self.position(((ord(c), ord(c)),)) for c in node.value])
+        if isinstance(node, CharSet):
+            return self.position(_positive(node))
+        if isinstance(node, Sequence):
+            return self.sequence([self.visit(item) for item in node.items])
+        if isinstance(node, Choice):
+            options = [self.visit(option) for option in node.options]
+            return _Summary(
+                any(option.nullable for option in options),
+                set().union(*(option.first for option in options)),
+                set().union(*(option.last for option in options)),
+            )
+        if isinstance(node, Repeat):
+            item = self.visit(node.item)
+            if node.high is None or node.high > 1:
+                self.link(item.last, item.first)
+            return _Summary(item.nullable or node.low == 0, item.first, item.last)
+        raise TypeError(f"a terminal has no rule references: {node!r}")
+
+    def sequence(self, parts: list[_Summary]) -> _Summary:
+        result = _Summary(True)
+        for part in parts:
+            self.link(result.last, part.first)
+            first = result.first | part.first if result.nullable else result.first
+            last = result.last | part.last if part.nullable else part.last
+            result = _Summary(result.nullable and part.nullable, first, last)
+        return result
+
+    def link(self, before: set[int], after: set[int]) -> None:
+        for position in before:
+            self.follow[position] |= after
+
+
+def _positive(node: CharSet) -> Ranges:
+    if not node.negated:
+        return node.ranges
+    gaps = []
+    start = 0
+    for low, high in node.ranges:
+        if low > start:
+            gaps.append((start, low - 1))
+        start = high + 1
+    if start <= MAX_CODE_POINT:
+        gaps.append((start, MAX_CODE_POINT))
+    return tuple(gaps)

@@ -1,0 +1,903 @@
+"""grammar_compiler.cfg (BNF dialect, GBNF, Lark) against real xgrammar and the Lark judges.
+
+Every accepted grammar is compiled by xgrammar as the decoder compiles it
+(``GrammarCompiler.compile_grammar``) and driven with a ``GrammarMatcher``,
+and every verdict is compared with the judge, which parses with Lark and
+shares no code with the EBNF translation. Sentences for the property tests
+come from a small random generator over the parsed grammar tree (below, in
+the tests only); mutated sentences must be judged the same by both sides.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import random
+from pathlib import Path
+
+import pytest
+import xgrammar as xgr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grammar_compiler import ConstraintError, compile_grammar
+from grammar_compiler.bnf import read_bnf
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.cfg import detect_format
+from grammar_compiler.cfg_tree import (
+    MAX_ALTERNATIVES,
+    MAX_GRAMMAR_BYTES,
+    MAX_NESTING,
+    MAX_REPEAT,
+    MAX_RULES,
+    CharSet,
+    Choice,
+    Grammar,
+    Node,
+    Ref,
+    Repeat,
+    Sequence,
+    Text,
+)
+from grammar_compiler.gbnf import read_gbnf
+from grammar_compiler.lark_grammar import MAX_EXPANDED_SYMBOLS, MAX_SEQUENCE, read_lark
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+_XGRAMMAR = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
+_READERS = {
+    "bnf": read_bnf,
+    "gbnf": lambda text: read_gbnf(text)[0],
+    "ebnf": lambda text: read_gbnf(text)[0],
+    "lark": read_lark,
+}
+
+
+class _Xgrammar:
+    """Asks a real xgrammar matcher, built from the canonical EBNF, about texts."""
+
+    def __init__(self, ebnf: str) -> None:
+        self.ebnf = ebnf
+        self._matcher = xgr.GrammarMatcher(
+            _XGRAMMAR.compile_grammar(ebnf), terminate_without_stop_token=True
+        )
+
+    def accepts(self, text: str) -> bool:
+        self._matcher.reset()
+        return self._matcher.accept_string(text) and self._matcher.is_terminated()
+
+
+class _Compiled:
+    """A grammar compiled every way the service uses it, plus its tree for sampling."""
+
+    def __init__(self, text: str, grammar_format: str = "auto") -> None:
+        self.constraint = compile_grammar(text, grammar_format)
+        self.xgrammar = _Xgrammar(self.constraint.value)
+        self.tree = _READERS[self.constraint.source_language](text)
+
+    def verdicts(self, text: str) -> tuple[bool, bool]:
+        """(judge accepts, xgrammar accepts)."""
+        return self.constraint.judge(text) is None, self.xgrammar.accepts(text)
+
+
+def _assert_agrees(compiled: _Compiled, good: list[str], bad: list[str]) -> None:
+    """The listed texts are judged as listed by the judge and, identically, by xgrammar."""
+    for text in good:
+        assert compiled.constraint.judge(text) is None, (text, compiled.constraint.value)
+        assert compiled.xgrammar.accepts(text), (text, compiled.constraint.value)
+    for text in bad:
+        assert compiled.constraint.judge(text) is not None, (text, compiled.constraint.value)
+        assert not compiled.xgrammar.accepts(text), (text, compiled.constraint.value)
+
+
+def _error(text: str, grammar_format: str = "auto") -> ConstraintError:
+    with pytest.raises(ConstraintError) as caught:
+        compile_grammar(text, grammar_format)
+    return caught.value
+
+
+# ---------------------------------------------------------------------------
+# A random sentence generator over grammar trees (tests only)
+
+
+def _heights(grammar: Grammar) -> dict[str, float]:
+    """Least derivation height of each rule; infinite where a rule never finishes."""
+    heights = dict.fromkeys(grammar.rules, math.inf)
+    changed = True
+    while changed:
+        changed = False
+        for name, body in grammar.rules.items():
+            height = _height(body, heights)
+            if height < heights[name]:
+                heights[name] = height
+                changed = True
+    return heights
+
+
+def _height(node: Node, heights: dict[str, float]) -> float:
+    if isinstance(node, Ref):
+        return heights[node.name] + 1
+    if isinstance(node, Sequence):
+        return max((_height(item, heights) for item in node.items), default=0)
+    if isinstance(node, Choice):
+        return min(_height(option, heights) for option in node.options)
+    if isinstance(node, Repeat):
+        return 0 if node.low == 0 else _height(node.item, heights)
+    if isinstance(node, CharSet):
+        return 0 if _some_character(node) else math.inf
+    return 0
+
+
+def _some_character(node: CharSet) -> bool:
+    """Whether a non-surrogate character is in the set (any gap starts at 0, U+E000 or a high+1)."""
+    if not node.negated:
+        return bool(node.ranges)
+    starts = {0, 0xE000} | {high + 1 for _, high in node.ranges}
+    return any(
+        code <= 0x10FFFF
+        and not 0xD800 <= code <= 0xDFFF
+        and not any(low <= code <= high for low, high in node.ranges)
+        for code in starts
+    )
+
+
+_CANDIDATES = [*"aZ0 \n\t\"'\\-]^[#/*é中😀", "\x00", "\x7f", "\U0010ffff"]
+
+
+class _Sampler:
+    """Random sentences; past ``max_depth`` it takes the shortest way out."""
+
+    def __init__(self, grammar: Grammar, rng: random.Random, max_depth: int = 10) -> None:
+        self.grammar = grammar
+        self.rng = rng
+        self.max_depth = max_depth
+        self.heights = _heights(grammar)
+
+    def sentence(self) -> str:
+        return self.node(Ref(self.grammar.start), 0)
+
+    def node(self, node: Node, depth: int) -> str:
+        if isinstance(node, Text):
+            return node.value
+        if isinstance(node, CharSet):
+            return self.character(node)
+        if isinstance(node, Ref):
+            return self.node(self.grammar.rules[node.name], depth + 1)
+        if isinstance(node, Sequence):
+            return "".join(self.node(item, depth) for item in node.items)
+        if isinstance(node, Choice):
+            options = [o for o in node.options if _height(o, self.heights) < math.inf]
+            if depth > self.max_depth:
+                options = [min(options, key=lambda o: _height(o, self.heights))]
+            return self.node(self.rng.choice(options), depth)
+        assert isinstance(node, Repeat)
+        high = node.low + 3 if node.high is None else min(node.high, node.low + 3)
+        finishes = _height(node.item, self.heights) < math.inf
+        grow = finishes and depth <= self.max_depth
+        count = self.rng.randint(node.low, high) if grow else node.low
+        return "".join(self.node(node.item, depth + 1) for _ in range(count))
+
+    def character(self, node: CharSet) -> str:
+        def inside(code: int) -> bool:
+            found = any(low <= code <= high for low, high in node.ranges)
+            return found != node.negated and not 0xD800 <= code <= 0xDFFF
+
+        while not node.negated:
+            low, high = self.rng.choice(node.ranges)
+            code = self.rng.choice([low, high, self.rng.randint(low, high)])
+            if inside(code):
+                return chr(code)
+        pool = [ord(c) for c in _CANDIDATES] + [self.rng.randint(0, 0x10FFFF) for _ in range(50)]
+        self.rng.shuffle(pool)
+        return chr(next(code for code in pool if inside(code)))
+
+
+def _mutations(text: str, rng: random.Random, alphabet: str) -> list[str]:
+    """Small random edits of ``text``: deletions, insertions, replacements, cuts, swaps."""
+    chars = alphabet + "".join(_CANDIDATES)
+    results = []
+    for _ in range(4):
+        at = rng.randint(0, len(text))
+        kind = rng.randrange(6)
+        if kind == 0 and text:
+            at = min(at, len(text) - 1)
+            results.append(text[:at] + text[at + 1 :])
+        elif kind == 1:
+            results.append(text[:at] + rng.choice(chars) + text[at:])
+        elif kind == 2 and text:
+            at = min(at, len(text) - 1)
+            results.append(text[:at] + rng.choice(chars) + text[at + 1 :])
+        elif kind == 3:
+            results.append(text[:at])
+        elif kind == 4 and len(text) > 1:
+            at = min(at, len(text) - 2)
+            results.append(text[:at] + text[at + 1] + text[at] + text[at + 2 :])
+        else:
+            results.append(text + text[at:])
+    return results
+
+
+def _check_sentences(compiled: _Compiled, rng: random.Random, count: int = 3) -> None:
+    """Generated sentences are accepted by both; their mutations are judged alike by both."""
+    sampler = _Sampler(compiled.tree, rng)
+    for _ in range(count):
+        sentence = sampler.sentence()
+        assert compiled.verdicts(sentence) == (True, True), (sentence, compiled.constraint.value)
+        for mutated in _mutations(sentence, rng, sentence):
+            judge, xgrammar = compiled.verdicts(mutated)
+            assert judge == xgrammar, (mutated, judge, xgrammar, compiled.constraint.value)
+
+
+# ---------------------------------------------------------------------------
+# The BNF dialect: the document's example and its rules
+
+
+def test_document_example_accepts_exactly_its_two_sentences() -> None:
+    compiled = _Compiled("<start> ::= <noun> <verb> | <verb> <noun>")
+    assert compiled.constraint.kind == "ebnf"
+    assert compiled.constraint.source_language == "bnf"
+    assert compiled.constraint.value.startswith("root ::= ")
+    _assert_agrees(
+        compiled,
+        good=["noun verb", "verb noun"],
+        bad=["", "noun", "nounverb", "noun  verb", "noun verb ", " noun verb", "verb verb"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param("<start> ::= <a><b>", ["ab"], ["a b"], id="touching-symbols-concatenate"),
+        pytest.param('<start> ::= "x"<a> "y"', ["xa y"], ["x a y", "xay"], id="string-touching"),
+        pytest.param(
+            "<start> ::= <a>\n    <b>\n  | <c>",
+            ["a b", "c"],
+            ["ab", "a\nb"],
+            id="line-break-is-one-space",
+        ),
+        pytest.param(
+            "<start> ::= <a> # comment\n <b>/* c */<c>",
+            ["a b c"],
+            ["a bc"],
+            id="comments-are-space",
+        ),
+        pytest.param("<start> ::= <a>+", ["a", "aaa"], ["a a", ""], id="repeat-without-space"),
+        pytest.param(
+            "<start> ::= <a> (<b> <c>)?", ["a ", "a b c"], ["a", "ab c"], id="space-before-optional"
+        ),
+        pytest.param('<start> ::= <a>(" "<b>)?', ["a", "a b"], ["a ", "ab"], id="optional-word"),
+        pytest.param("<start> ::= ( <a> | <b> )", ["a", "b"], [" a", "a "], id="edges-of-groups"),
+        pytest.param(
+            '<start> ::= "a"\t\t"b"  "c"',
+            ["a b c"],
+            ["a\t\tb  c"],
+            id="any-whitespace-is-one-space",
+        ),
+    ],
+)
+def test_space_rule(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar), good, bad)
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param(
+            '<first> ::= <other>\n<other> ::= "o"', ["o"], ["other"], id="root-is-first-rule"
+        ),
+        pytest.param(
+            '<a> ::= "a"\n<start> ::= <a> <b>', ["a b"], ["a"], id="root-is-start-when-defined"
+        ),
+        pytest.param("<start> ::= <my word>", ["my word"], ["my"], id="undefined-name-with-space"),
+        pytest.param("<start> ::= <Verb>", ["Verb"], ["verb"], id="names-are-case-sensitive"),
+        pytest.param(
+            r"""<start> ::= "a\"b" 'c\'d' "\\" "\n\t\r" "\u00e9\U0001F600\x41" """,
+            ["a\"b c'd \\ \n\t\r éA"[:-1] + "😀A"],
+            ["a\"b c'd \\ \n\t\r é😀"],
+            id="string-escapes",
+        ),
+        pytest.param(
+            r"<start> ::= [a-c\]\-\^\\x]+", ["ab]-^\\x"], ["d", "[", ""], id="class-escapes"
+        ),
+        pytest.param(r"<start> ::= [^a-z\n]", ["A", "é", "\t"], ["a", "\n", "AB"], id="negated"),
+        pytest.param('<start> ::= "ab"{2}', ["abab"], ["ab", "ababab"], id="exact-count"),
+        pytest.param("<start> ::= [0-9]{2,}", ["12", "12345"], ["1"], id="open-count"),
+        pytest.param("<start> ::= [0-9]{1,3}", ["1", "123"], ["", "1234"], id="bounded-count"),
+        pytest.param("<start> ::= [x]{0}", [""], ["x"], id="zero-count"),
+        pytest.param(
+            '<start> ::= "a"? "b"*', [" ", "a ", " bbb", "a b"], ["a", "b"], id="optional"
+        ),
+        pytest.param('<start> ::= ""', [""], [" "], id="empty-string"),
+        pytest.param('<start> ::= "a\\u0000b"', ["a\x00b"], ["ab"], id="nul-in-string"),
+        pytest.param(
+            '<start> ::= <start>"a" | "b"', ["b", "baaa"], ["a", "ab"], id="left-recursion"
+        ),
+        pytest.param('<start> ::= "("<start>")" | ""', ["", "((()))"], ["(()", ")("], id="nesting"),
+    ],
+)
+def test_bnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar, "bnf"), good, bad)
+
+
+BNF_ERRORS = [
+    ("", "the grammar is empty", 1, 1),
+    ("# only a comment", "the grammar is empty", 1, 17),
+    ('<start> ::= ("a"', "'(' is never closed", 1, 13),
+    ('<start> ::= "a"\n  "b")', "')' has no matching '('", 2, 6),
+    ('<start> ::= "abc', "string is not closed", 1, 13),
+    ("<start> ::= 'a\n'", "string is not closed", 1, 13),
+    ("<start> ::= [a-z", "character class is not closed", 1, 13),
+    ("<start> ::= [z-a]", "character range is out of order", 1, 14),
+    ('<start> ::= "\\q"', "unsupported escape '\\\\q'", 1, 14),
+    ('<start> ::= "\\u12"', "needs exactly 4 hex digits", 1, 14),
+    ('<start> ::= "\\ud800"', "surrogate", 1, 14),
+    ('<start> ::= "a" |', "expected something to match after '|'", 1, 18),
+    ('<start> ::= | "a"', "expected something to match after '::='", 1, 13),
+    ("<start> ::=", "expected something to match after '::='", 1, 12),
+    ('<start> ::= "a"\n<start> ::= "b"', "rule <start> is defined twice (first at line 1)", 2, 1),
+    ('<start> := "a"', "expected '::=' after <start>", 1, 9),
+    ('start ::= "a"', "expected a rule (<name> ::= ...)", 1, 1),
+    ('<start> ::= "a" ;', "unexpected ';'", 1, 17),
+    ('<start> ::= "a" *', "'*' must directly follow the symbol it repeats", 1, 17),
+    ("<start> ::= *", "'*' must directly follow", 1, 13),
+    ('<start> ::= "a"{3,1}', "bounds reversed", 1, 16),
+    (f'<start> ::= "a"{{{MAX_REPEAT + 1}}}', "above MAX_REPEAT", 1, 16),
+    ('<start> ::= "a"{x}', "expected a number", 1, 17),
+    ("<start> ::= ()", "empty group", 1, 13),
+    ("<start> ::= []", "matches no character", 1, 13),
+    ('<start> ::= <start> "x"', "rule <start> matches no text", 1, 1),
+    ("<start> ::= /* never closed", "comment '/*' is never closed", 1, 13),
+    ("<start> ::= <a", "'<' does not start a name", 1, 13),
+    ("<start> ::= word", "bare word 'word'", 1, 13),
+    ('<start> ::= "é" )', "')' has no matching '('", 1, 17),
+]
+
+
+@pytest.mark.parametrize(("grammar", "message", "line", "column"), BNF_ERRORS)
+def test_bnf_errors_are_located(grammar: str, message: str, line: int, column: int) -> None:
+    err = _error(grammar, "bnf")
+    assert message in err.message
+    assert (err.line, err.column) == (line, column), err.describe()
+
+
+# ---------------------------------------------------------------------------
+# GBNF / xgrammar EBNF
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param(
+            'root ::= "a" . "b"', ["axb", "a\nb", "a😀b"], ["ab", "axxb"], id="dot-is-any-character"
+        ),
+        pytest.param(
+            'root ::= "\\x41b" [\\x61-\\x62]', ["Aba"], ["\u041ba"], id="hex-is-two-digits"
+        ),
+        pytest.param(
+            'root ::= "a" ws\nws ::= | " " | "\\n"',
+            ["a", "a ", "a\n"],
+            ["a  "],
+            id="empty-alternative",
+        ),
+        pytest.param('root ::= ("x" | ) "y"', ["xy", "y"], ["x"], id="empty-alternative-in-group"),
+        pytest.param('root ::= "a" *  "b" +', ["b", "aab"], ["a"], id="spaced-quantifiers"),
+        pytest.param('root ::= "a"{2, 3}', ["aa", "aaa"], ["a"], id="spaced-count"),
+        pytest.param("root ::= ()", [""], ["a"], id="empty-group"),
+        pytest.param("root ::= [^]", ["\n", "x"], ["", "xy"], id="any-class"),
+        pytest.param('root ::= [] | "a"', ["a"], [""], id="empty-class"),
+        pytest.param(
+            "root ::= [\\^^a] [-a-]", ["^-", "aa"], ["b-"], id="carets-and-dashes-in-classes"
+        ),
+        pytest.param('root ::= my-rule\nmy-rule ::= "x"', ["x"], [], id="dashed-names"),
+    ],
+)
+def test_gbnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar, "gbnf"), good, bad)
+
+
+def test_gbnf_passes_through_except_llama_cpp_spellings() -> None:
+    text = 'root ::= "a" . "\\x41"  # kept\n  | item+\nitem ::= [a-z] |\n'
+    constraint = compile_grammar(text, "gbnf")
+    assert constraint.value == (
+        'root ::= "a" [\\u0000-\\U0010FFFF] "\\u0041"  # kept\n  | item+\nitem ::= [a-z] |""\n'
+    )
+    assert compile_grammar(text, "ebnf").source_language == "ebnf"
+
+
+GBNF_ERRORS = [
+    ("root ::= x", "rule 'x' is not defined", 1, 10),
+    ('foo ::= "a"', "a GBNF grammar starts at a rule named root", 1, 1),
+    ('root ::= "a"\nroot ::= "b"', "rule 'root' is defined twice", 2, 1),
+    ('root ::= Regex("a")', "Regex(...) macro is not supported", 1, 10),
+    ('root ::= "a" (= "b")', "lookahead assertion '(= ...)' is not supported", 1, 14),
+    ("root ::= 'a'", "double quotes", 1, 10),
+    ('root ::= "a\\x00"', "NUL character", 1, 10),
+    ('root ::= ("a"', "'(' is never closed", 1, 10),
+    ('root ::= "a"{,2}', "expected a number", 1, 14),
+    ("root ::= 1", "unexpected '1'", 1, 10),
+    ('root ::= root "a"', "rule 'root' matches no text", 1, 1),
+    (
+        'root ::= "a" c ::= "b"',
+        "xgrammar: The rule name should be at the beginning of the line",
+        1,
+        14,
+    ),
+    ('root ::= . "é" x ::= "b"', "xgrammar: The rule name should be at the beginning", 1, 16),
+    ('root ::= "é" x ::= "b"', "xgrammar: The rule name should be at the beginning", 1, 14),
+]
+
+
+@pytest.mark.parametrize(("grammar", "message", "line", "column"), GBNF_ERRORS)
+def test_gbnf_errors_are_located(grammar: str, message: str, line: int, column: int) -> None:
+    err = _error(grammar, "gbnf")
+    assert message in err.message
+    assert (err.line, err.column) == (line, column), err.describe()
+
+
+# ---------------------------------------------------------------------------
+# Lark
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param(
+            'start: "a" "b"\n%ignore " "',
+            ["ab", " a  b ", "a b"],
+            ["a-b"],
+            id="ignore-between-tokens",
+        ),
+        pytest.param('start: "ab"\n%ignore " "', ["ab", " ab "], ["a b"], id="ignore-not-inside"),
+        pytest.param(
+            'start: "a" " b"\n%ignore " "',
+            ["a b", "a  b", " a b "],
+            ["a ", "ab"],
+            id="ignore-literal",
+        ),
+        pytest.param(
+            'start: WORD ("," WORD)*\n%import common.WORD\n%import common.WS\n%ignore WS',
+            ["a", " a ,\nb", "a,b,c"],
+            ["a,", "a b", "1"],
+            id="common-word-ws",
+        ),
+        pytest.param(
+            'start: "select"i "x"', ["SELECTx", "sElEcTx"], ["selectX", "\u017felectx"], id="i-flag"
+        ),
+        pytest.param("start: /[0-9]+/ /\\w+/", ["12ab_9"], ["12٣", "12é"], id="ascii-classes"),
+        pytest.param(
+            'start: x | y\nx.2: "q"\ny: "q" "r"?', ["q", "qr"], ["r"], id="rule-priority-ignored"
+        ),
+        pytest.param('start: A | B\nA.3: "x"\nB: "x"', ["x"], [""], id="terminal-priority-ignored"),
+        pytest.param(
+            '?start: pair+\n!pair: NAME "=" NAME -> kv\nNAME: "a".."c"',
+            ["a=b", "a=bc=a"],
+            ["a=d"],
+            id="inline-keep-alias-range",
+        ),
+        pytest.param(
+            'start: _list{"a", ","}\n_list{item, sep}: item (sep item)*',
+            ["a", "a,a,a"],
+            ["a,"],
+            id="template",
+        ),
+        pytest.param('start: ("a" ~ 2) ("b" ~ 1..2)', ["aab", "aabb"], ["ab", "aabbb"], id="tilde"),
+        pytest.param('start: [x] "b"\nx: "a"', ["ab", "b"], ["a"], id="maybe"),
+        pytest.param("start: /a.b/s", ["a\nb", "axb"], ["ab"], id="dotall-flag"),
+        pytest.param("start: /a b # c\n/x", ["ab"], ["a b"], id="verbose-flag"),
+        pytest.param('start: "a"\n%override start: "b"', ["b"], ["a"], id="override"),
+        pytest.param(
+            "start: ESCAPED_STRING\n%import common.ESCAPED_STRING",
+            ['""', '"a\\"b"', '"\\\\"'],
+            ['"\\"', '"a"b"', '"\n"'],
+            id="escaped-string",
+        ),
+        pytest.param(
+            'start: "a"+\n%ignore C_COMMENT\n%import common.C_COMMENT',
+            ["a/**/a", "/* x */a/*a*/", "a/* */a"],
+            ["a/* */ */a", "a/*"],
+            id="ignored-c-comment",
+        ),
+        pytest.param(
+            "start: C_COMMENT\n%import common.C_COMMENT",
+            ["/**/", "/* a * / */", "/***/"],
+            ["/* */ */", "/*/"],
+            id="c-comment",
+        ),
+    ],
+)
+def test_lark_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar, "lark"), good, bad)
+
+
+def _strings(alphabet: str, longest: int) -> list[str]:
+    return [
+        "".join(chars)
+        for length in range(longest + 1)
+        for chars in itertools.product(alphabet, repeat=length)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("terminal", "alphabet", "longest"),
+    [("ESCAPED_STRING", '"\\a\n', 5), ("C_COMMENT", "/*a\n", 6)],
+)
+def test_replaced_common_terminals_match_lark_exactly(
+    terminal: str, alphabet: str, longest: int
+) -> None:
+    """Lark's lazy/lookbehind terminals and their replacements agree on every short text."""
+    compiled = _Compiled(f"start: {terminal}\n%import common.{terminal}", "lark")
+    for text in _strings(alphabet, longest):
+        judge, xgrammar = compiled.verdicts(text)
+        assert judge == xgrammar, text
+
+
+def test_lark_alternatives_that_prefix_later_ones_are_the_known_difference() -> None:
+    """Lark's lexer never takes the second alternative of /a|ab/; a grammar does (documented)."""
+    compiled = _Compiled("start: /a|ab/", "lark")
+    assert compiled.verdicts("a") == (True, True)
+    assert compiled.verdicts("ab") == (False, True)
+
+
+LARK_ERRORS = [
+    ("start: a", "Rule 'a' used but not defined", 1, 8),
+    ('start: ("a"', "'(' is not closed", 1, 12),
+    ('start: "a" "', "unexpected character '\"'", 1, 12),
+    ('start: "a"\nstart: "b"', "defined more than once", 2, 1),
+    ('%import foo.bar\nstart: "a"', "only names from lark's common library", 1, 9),
+    ('%import .common.WS\nstart: "a"', "only names from lark's common library", 1, 10),
+    ("start: A\n%declare A", "%declare is not supported", 2, 10),
+    ("start: /a/i", "regex flag 'i'", 1, 8),
+    ("start x", "expected ':' after the rule or terminal name", 1, 7),
+    ("start: /a*?b/", "lazy quantifier", 1, 8),
+    ("start: /^a/", "an anchor", 1, 8),
+    ("start: A\nA: /\\bx/", "word boundary", 2, 4),
+    ("start: /(?=a)a/", "lookahead", 1, 8),
+    ("start: NAME\nNAME: /(?!let\\b)[a-z]+/", "negative lookahead", 2, 7),
+    ("start: /a(/", "invalid regex", 1, 8),
+    ("start: /a*/", "can match the empty string", 1, 8),
+    ('main: "a"', "no rule named 'start'", 1, 1),
+    (
+        'start: "a" "b"\nCOMMENT: /#[^\\n]*/\n%ignore COMMENT',
+        "ignored terminal COMMENT can run on into",
+        2,
+        10,
+    ),
+    ('start: "a" " b"\n%ignore WS\n%import common.WS', "WS can run on into", 2, 9),
+]
+
+
+@pytest.mark.parametrize(("grammar", "message", "line", "column"), LARK_ERRORS)
+def test_lark_errors_are_located(grammar: str, message: str, line: int, column: int) -> None:
+    err = _error(grammar, "lark")
+    assert message in err.message
+    assert (err.line, err.column) == (line, column), err.describe()
+
+
+def test_lark_start_rule_can_be_chosen() -> None:
+    constraint = compile_grammar('main: "a" other\nother: "b"', "lark", start="main")
+    assert constraint.judge("ab") is None
+    assert constraint.judge("b") is not None
+
+
+# ---------------------------------------------------------------------------
+# Detection
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<start> ::= <a>", "bnf"),
+        ("# comment\n\n  <my rule> ::= 'x'", "bnf"),
+        ('root ::= "a"', "gbnf"),
+        ('# root comes later\nvalue ::= "a"\nroot ::= value', "gbnf"),
+        ('start: "a"', "lark"),
+        ('// comment\n?start: x\nx: "a"', "lark"),
+        ('%import common.WS\nstart: "a"', "lark"),
+        ('TERM.2: "a"\nstart: TERM', "lark"),
+        ('"a"', None),
+    ],
+)
+def test_detection(text: str, expected: str | None) -> None:
+    assert detect_format(text) == expected
+
+
+def test_auto_mode_compiles_each_format() -> None:
+    assert compile_grammar("<start> ::= <a>").source_language == "bnf"
+    assert compile_grammar('root ::= "a"').source_language == "gbnf"
+    assert compile_grammar('start: "a"').source_language == "lark"
+
+
+def test_auto_mode_names_the_format_it_assumed() -> None:
+    err = _error("value ::= x")
+    assert err.message == "rule 'x' is not defined (read as gbnf)"
+    assert (err.line, err.column) == (1, 11)
+
+
+def test_auto_mode_reports_the_furthest_error_when_nothing_is_recognised() -> None:
+    err = _error('"a" ')
+    assert "(read as bnf)" in err.message  # every format fails at 1:1; bnf is tried first
+    assert (err.line, err.column) == (1, 1)
+
+
+def test_unknown_format_is_rejected() -> None:
+    assert "unknown grammar format 'yacc'" in _error("x", "yacc").message  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# Limits
+
+
+def _deep(language: str, depth: int) -> str:
+    body = "(" * depth + '"a"' + ")" * depth
+    return {"bnf": f"<start> ::= {body}", "gbnf": f"root ::= {body}", "lark": f"start: {body}"}[
+        language
+    ]
+
+
+@pytest.mark.parametrize("language", ["bnf", "gbnf", "lark"])
+def test_nesting_limit(language: str) -> None:
+    compile_grammar(_deep(language, MAX_NESTING), language)
+    err = _error(_deep(language, MAX_NESTING + 1), language)
+    assert "MAX_NESTING" in err.message
+    assert err.line == 1
+
+
+@pytest.mark.parametrize("language", ["bnf", "gbnf", "lark"])
+def test_rule_limit(language: str) -> None:
+    rule = {"bnf": '<r{}> ::= "a"', "gbnf": 'r{} ::= "a"', "lark": 'r{}: "a"'}[language]
+    first = {"bnf": '<start> ::= "a"', "gbnf": 'root ::= "a"', "lark": 'start: "a"'}[language]
+    lines = [first] + [rule.format(i) for i in range(MAX_RULES)]
+    err = _error("\n".join(lines), language)
+    assert "MAX_RULES" in err.message
+    assert (err.line, err.column) == (MAX_RULES + 1, 1)
+
+
+@pytest.mark.parametrize("language", ["bnf", "gbnf"])
+def test_alternative_limit(language: str) -> None:
+    head = {"bnf": "<start> ::= ", "gbnf": "root ::= "}[language]
+    err = _error(head + " | ".join(['"a"'] * (MAX_ALTERNATIVES + 1)), language)
+    assert "MAX_ALTERNATIVES" in err.message
+    assert err.line == 1
+
+
+def test_lark_alternative_limit_counts_the_multiplied_out_groups() -> None:
+    groups = ' ("a"|"b")' * 13  # 2 ** 13 = 8192 alternatives once lark expands them
+    err = _error(f"start:{groups}", "lark")
+    assert "has 8192 alternatives" in err.message
+    assert "MAX_ALTERNATIVES" in err.message
+    assert (err.line, err.column) == (1, 1)
+    compile_grammar('start: ("a"|"b") ~ 10', "lark")  # 1024 alternatives of 10 symbols
+
+
+def test_lark_expansion_limits_come_before_lark_expands() -> None:
+    """Lark's analysis is cubic in alternative length: ("a" ~ 40) ~ 40 would take minutes."""
+    err = _error('start: "x"\nother: ("a" ~ 40) ~ 40', "lark")
+    assert "alternative of 1600 symbols" in err.message
+    assert "MAX_SEQUENCE" in err.message
+    assert (err.line, err.column) == (2, 1)
+    compile_grammar("start: " + '"a" ' * MAX_SEQUENCE, "lark")
+    many = "\n".join(f'r{i}: ("a"|"b") ~ 8' for i in range(MAX_EXPANDED_SYMBOLS // 2048 + 1))
+    err = _error(f"start: r0\n{many}", "lark")
+    assert "MAX_EXPANDED_SYMBOLS" in err.message
+
+
+def test_size_limit() -> None:
+    text = "<start> ::= " + '"a"' * (MAX_GRAMMAR_BYTES // 3)
+    assert "MAX_GRAMMAR_BYTES" in _error(text).message
+
+
+# ---------------------------------------------------------------------------
+# Judges
+
+
+def test_judge_reasons_say_where() -> None:
+    judge = compile_grammar('root ::= "ab" "c"').judge
+    assert judge("abc") is None
+    assert judge("abx") == "unexpected 'x' at position 2 (line 1, column 3)"
+    assert judge("ab") == "the text ends before the grammar allows"
+
+
+def test_canonical_constraint_shape() -> None:
+    constraint = compile_grammar('start: "a"')
+    assert isinstance(constraint, CanonicalConstraint)
+    assert constraint.kind == "ebnf"
+    assert constraint.not_enforced == ()
+
+
+# ---------------------------------------------------------------------------
+# The corpus: every grammar compiles, and sampled sentences satisfy both sides
+
+CORPUS_FILES = sorted(
+    path for kind in ("bnf", "gbnf", "lark") for path in (CORPUS / kind).glob("*")
+)
+
+
+def test_corpus_has_every_kind() -> None:
+    kinds = [path.parent.name for path in CORPUS_FILES]
+    assert kinds.count("gbnf") >= 10
+    assert kinds.count("lark") >= 5
+    assert kinds.count("bnf") >= 5
+
+
+@functools.cache
+def _corpus(path: Path) -> _Compiled:
+    compiled = _Compiled(path.read_text(encoding="utf-8"))
+    assert compiled.constraint.source_language == path.parent.name
+    return compiled
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda path: f"{path.parent.name}/{path.stem}")
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32))
+def test_corpus_sentences_agree(path: Path, seed: int) -> None:
+    _check_sentences(_corpus(path), random.Random(seed))
+
+
+CORPUS_EXAMPLES = {
+    "bnf/noun_verb": (["noun verb", "verb noun"], ["noun", "verb  noun"]),
+    "bnf/greeting": (["hello Bob!", "good morning Ann!"], ["hello Bob !", "good  evening Al!"]),
+    "bnf/arithmetic": (["1+2*(3.5-4)", "7"], ["1 + 2", "1+", "()"]),
+    "bnf/date": (["2024-02-29", "2024-12-31 at 23:59"], ["2024-13-01", "2024-01-01at 10:00"]),
+    "bnf/command": (["move forward 12 steps then turn left", "stop"], ["move  forward 1 step"]),
+    "gbnf/json": (['{"a": [1, 2.5e3, true, null], "b": "x\\ny"}', "{}"], ['{"a" 1}', "[]"]),
+    "gbnf/arithmetic": (["x= 1\n", "(a +2) *b= 3\n"], ["x= 1", "= 1\n", "a + 2= 3\n"]),
+    "gbnf/chess": (["1. e4 e5 2. Nf3 Nc6", "1. O-O exd8=Q+"], ["1. e9 e5", "1. e4"]),
+    "gbnf/date": (["2024-02-29", "1999-12-31T23:59:59.5Z"], ["2024-2-29", "2024-02-29T24:00Z"]),
+    "gbnf/url": (["https://example.com:8080/a/b?q=1#top"], ["http//x", "https://-a.com"]),
+    "gbnf/unicode": (["héllo Émile 😀", "Hej 中文 ❤"], ["hello Émile 😀"]),
+    "lark/json": (['{"a": [1, -2.5e3, true, null], "b": "x"}', " [ ] "], ['{"a" 1}', "[1,]"]),
+    "lark/calc": (["x = 1 + 2 * (3 - -y)", "42"], ["1 +", "x = = 1"]),
+    "lark/sql_select": (["SELECT count(*) FROM t WHERE a >= 1 LIMIT 5;"], ["SELECT FROM t"]),
+    "lark/config": (['[main] # c\nkey = "v" ; c\nn = [1, 2]\n'], ["key = \n", "n = 1 2\n"]),
+    "lark/dates": (
+        ["2024-02-29", "Monday, March 4, 2024", "dates: 2024-01-01, 2024-01-02"],
+        ["2024-2-29", "dates: "],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_EXAMPLES))
+def test_corpus_examples(name: str) -> None:
+    kind, stem = name.split("/")
+    good, bad = CORPUS_EXAMPLES[name]
+    _assert_agrees(_corpus(CORPUS / kind / f"{stem}.{kind}"), good, bad)
+
+
+# ---------------------------------------------------------------------------
+# Random grammars, written out as BNF and GBNF text, against both sides
+
+_TEXT_CHARS = [*"ab\"\\'-]^[ \n\té😀#|()*:<>", "\x7f"]
+_CODE_POINTS = sorted({ord(c) for c in _TEXT_CHARS} | {0, 0x41, 0x5A, 0x61, 0x7A, 0xFFFF, 0x10FFFF})
+
+
+def _char_sets() -> st.SearchStrategy[CharSet]:
+    ranges = st.lists(
+        st.tuples(st.sampled_from(_CODE_POINTS), st.sampled_from(_CODE_POINTS)).map(sorted),
+        min_size=1,
+        max_size=3,
+    )
+    return st.builds(
+        lambda found, negated: CharSet(tuple(tuple(r) for r in found), negated),
+        ranges,
+        st.booleans(),
+    )
+
+
+def _trees(names: list[str], nul: bool) -> st.SearchStrategy[Node]:
+    chars = _TEXT_CHARS + (["\x00"] if nul else [])
+    leaves = st.one_of(
+        st.text(alphabet=chars, max_size=3).map(Text),
+        _char_sets(),
+        *([st.sampled_from(names).map(Ref)] if names else []),
+    )
+
+    def compound(kids: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
+        return st.one_of(
+            st.lists(kids, min_size=2, max_size=3).map(lambda items: Sequence(tuple(items))),
+            st.lists(kids, min_size=2, max_size=3).map(lambda items: Choice(tuple(items))),
+            st.builds(
+                lambda item, low, extra: Repeat(item, low, None if extra is None else low + extra),
+                kids,
+                st.integers(0, 2),
+                st.one_of(st.none(), st.integers(0, 2)),
+            ),
+        )
+
+    return st.recursive(leaves, compound, max_leaves=6)
+
+
+@st.composite
+def _random_grammars(draw: st.DrawFn, nul: bool) -> list[Node]:
+    """Rule bodies r0..rN, each referring only to later rules, so every rule finishes."""
+    count = draw(st.integers(1, 3))
+    bodies: list[Node] = []
+    for index in range(count):
+        later = [f"r{i}" for i in range(index + 1, count)]
+        bodies.append(draw(_trees(later, nul)))
+    return bodies
+
+
+class _Spelling:
+    """Writes a tree as BNF or GBNF text, choosing among equivalent spellings at random."""
+
+    def __init__(self, language: str, rng: random.Random) -> None:
+        self.language = language
+        self.rng = rng
+
+    def name(self, name: str) -> str:
+        if self.language == "gbnf":
+            return "root" if name == "r0" else name
+        return f"<{name}>"
+
+    def grammar(self, bodies: list[Node]) -> str:
+        return "\n".join(
+            f"{self.name(f'r{i}')} ::= {self.choice(body)}" for i, body in enumerate(bodies)
+        )
+
+    def choice(self, node: Node) -> str:
+        if isinstance(node, Choice):
+            return " | ".join(self.sequence(option) for option in node.options)
+        return self.sequence(node)
+
+    def sequence(self, node: Node) -> str:
+        if isinstance(node, Sequence):
+            # Touching items: whitespace would add spaces in the BNF dialect.
+            glue = "" if self.language == "bnf" else self.rng.choice([" ", "\n  ", " # c\n "])
+            return glue.join(self.item(item) for item in node.items)
+        return self.item(node)
+
+    def item(self, node: Node) -> str:
+        if isinstance(node, Repeat):
+            return self.atom(node.item) + self.quantifier(node.low, node.high)
+        return self.atom(node)
+
+    def atom(self, node: Node) -> str:
+        if isinstance(node, Text):
+            quote = self.rng.choice("\"'") if self.language == "bnf" else '"'
+            return quote + "".join(self.char(c, quote) for c in node.value) + quote
+        if isinstance(node, CharSet):
+            return self.char_class(node)
+        if isinstance(node, Ref):
+            return self.name(node.name)
+        return f"({self.choice(node)})"
+
+    def quantifier(self, low: int, high: int | None) -> str:
+        spellings = [f"{{{low},}}" if high is None else f"{{{low},{high}}}"]
+        if high == low:
+            spellings.append(f"{{{low}}}")
+        spellings += {(0, None): ["*"], (1, None): ["+"], (0, 1): ["?"]}.get((low, high), [])
+        return self.rng.choice(spellings)
+
+    def char(self, char: str, quote: str, specials: str = "") -> str:
+        code = ord(char)
+        forms = [f"\\u{code:04x}"] if code <= 0xFFFF else [f"\\U{code:08X}"]
+        if code < 0x100:
+            forms.append(f"\\x{code:02X}")
+        if char in "\\" + quote + specials:
+            forms.append("\\" + char)
+        elif char.isprintable():
+            forms.append(char)
+        if char in "\n\t":
+            forms.append({"\n": "\\n", "\t": "\\t"}[char])
+        return self.rng.choice(forms)
+
+    def char_class(self, node: CharSet) -> str:
+        parts = []
+        for low, high in node.ranges:
+            first = self.char(chr(low), "", "]-^[")
+            parts.append(first if low == high else f"{first}-{self.char(chr(high), '', ']-^[')}")
+        return "[" + ("^" if node.negated else "") + "".join(parts) + "]"
+
+
+@pytest.mark.parametrize("language", ["bnf", "gbnf"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 2**32))
+def test_random_grammars_agree(language: str, data: st.DataObject, seed: int) -> None:
+    bodies = data.draw(_random_grammars(nul=language == "bnf"))
+    rng = random.Random(seed)
+    text = _Spelling(language, rng).grammar(bodies)
+    tree = Grammar({f"r{i}": body for i, body in enumerate(bodies)}, "r0")
+    if _heights(tree)["r0"] == math.inf:
+        assert "matches no text" in _error(text, language).message
+        return
+    _check_sentences(_Compiled(text, language), rng, count=4)
