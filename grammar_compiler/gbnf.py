@@ -114,8 +114,6 @@ def _offset_of(text: str, line: int, column: int) -> int:
 
 
 class _GbnfReader(RuleReader):
-    RULE_EXAMPLE = "name ::= ..."
-
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.references: list[tuple[str, int]] = []
