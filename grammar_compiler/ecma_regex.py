@@ -81,7 +81,6 @@ class Repeat:
 
 
 Node = Chars | Seq | Alt | Repeat
-EMPTY = Seq(())
 
 
 class PatternError(ValueError):

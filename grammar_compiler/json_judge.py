@@ -164,7 +164,7 @@ def validator_for(document: object, validator_class: type[Validator]) -> Validat
 
 
 def make_judge(document: object, validator_class: type[Validator]) -> Judge:
-    validator = validator_for(document, validator_class)
+    validator = validator_for(_without_inert_additional_items(document), validator_class)
 
     def judge(text: str) -> str | None:
         try:
@@ -175,18 +175,38 @@ def make_judge(document: object, validator_class: type[Validator]) -> Judge:
             return "the JSON nests too deeply to be checked"
         try:
             error = best_match(validator.iter_errors(instance))
-        except jsonschema.exceptions.SchemaError as problem:
-            return f"the schema cannot be checked: {problem.message}"
         except referencing.exceptions.Unresolvable as problem:
             return f"the schema cannot be checked: unresolvable $ref {problem}"
         except RecursionError:
             return "the JSON nests too deeply to be checked"
+        except Exception as problem:  # a judge fails closed, never with a server error
+            return f"the schema cannot be checked: {type(problem).__name__}: {problem}"
         if error is None:
             return None
         where = pointer(error.absolute_path) or "the value"
         return f"{where}: {error.message}"[:MAX_REASON_LENGTH]
 
     return judge
+
+
+_VALUES = frozenset({"enum", "const", "default", "examples", "example"})
+
+
+def _without_inert_additional_items(schema: object) -> object:
+    """The schema minus ``additionalItems`` where ``items`` is no list, which does nothing.
+
+    jsonschema 4.26 raises TypeError on it next to ``"items": false``.
+    """
+    if isinstance(schema, list):
+        return [_without_inert_additional_items(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    inert = "additionalItems" in schema and not isinstance(schema.get("items"), list)
+    return {
+        key: value if key in _VALUES else _without_inert_additional_items(value)
+        for key, value in schema.items()
+        if not (inert and key == "additionalItems")
+    }
 
 
 def _refuse_constant(name: str) -> object:

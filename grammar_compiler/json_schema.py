@@ -1468,6 +1468,7 @@ class _Renderer:
         name_ok = self._name_check(node)
         properties: dict[str, Any] = {}
         required: list[str] = []
+        forbidden = False  # a declared name no value can have, which must not come back as extra
         for name in [*node.properties, *sorted(node.required - set(node.properties))]:
             sub = node.properties.get(name) or self.compiler.undeclared(node, name)
             rendered = self.render(sub) if name_ok(name) else None
@@ -1475,6 +1476,7 @@ class _Renderer:
                 if name in node.required:
                     self._dead(f"required property {name!r} at {_where(node.where)} cannot exist")
                     return None
+                forbidden = forbidden or name_ok(name)
                 continue
             properties[name] = rendered
             if name in node.required:
@@ -1488,6 +1490,9 @@ class _Renderer:
         if additional is not None:
             keywords["additionalProperties"] = additional
         open_ended = additional is not False and (additional is not None or not properties)
+        if open_ended and forbidden:  # xgrammar could write the forbidden name as an extra key
+            keywords["additionalProperties"] = False
+            open_ended = False
         if open_ended and node.property_names is not None:
             names = self.render(_as_string(node.property_names))
             if names is None:

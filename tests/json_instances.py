@@ -207,6 +207,8 @@ class _Writer:
         }
         fields = []
         for name, sub in properties.items():
+            if sub is False:
+                continue
             value = self.text(sub, depth + 1).map(lambda v, n=name: f"{layout(n)}: {v}")
             if name in required:
                 fields.append(value.map(lambda f: [f]))

@@ -446,6 +446,12 @@ KEYWORDS = [
     ),
     pytest.param(True, ["1", '{"a": [null]}'], [], id="true-schema"),
     pytest.param(
+        {**OBJ, "properties": {"b": False}, "additionalProperties": {"type": "integer"}},
+        ["{}"],
+        ['{"b": 1}'],
+        id="forbidden-property-not-generated-as-extra",
+    ),
+    pytest.param(
         {
             "type": "object",
             "properties": {
@@ -609,6 +615,20 @@ def test_best_effort_output_is_still_judged_by_the_whole_schema() -> None:
     assert decoder.accepts("[1, 1]")  # not enforced ...
     assert "non-unique" in constraint.judge("[1, 1]")  # ... but judged
     assert constraint.not_enforced == ("uniqueItems at the root",)
+
+
+def test_judge_survives_jsonschema_quirks() -> None:
+    # jsonschema 4.26 raises TypeError for additionalItems next to "items": false
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array",
+        "items": False,
+        "additionalItems": {"type": "integer"},
+    }
+    constraint = compile_json_schema(schema)
+    assert constraint.judge("[]") is None
+    assert "False schema" in constraint.judge("[1]")
+    assert constraint.judge("[" * 100_000 + "]" * 100_000) is not None
 
 
 def test_strict_mode_reports_nothing() -> None:
