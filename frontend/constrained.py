@@ -9,7 +9,9 @@ a match.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -18,8 +20,14 @@ from engine.params import Constraint, ConstraintType, SamplingParams
 from frontend.errors import APIError
 from frontend.generation import Completion, collect_completion
 from frontend.metrics import TOKENS, VERIFICATION_FAILURES
-from grammar_compiler import ConstraintError
+from grammar_compiler import (
+    ConstraintError,
+    compile_grammar,
+    compile_json_schema,
+    compile_typescript,
+)
 from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.regex import regex_constraint
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +44,25 @@ class VerifiedCompletion:
     verdict: Verdict
 
 
-def compiled_or_400(compile_step) -> CanonicalConstraint:
-    """Runs a grammar_compiler call; a mistake in the constraint is the caller's 400."""
+COMPILERS: dict[str, Callable[..., CanonicalConstraint]] = {
+    "regex": regex_constraint,
+    "grammar": compile_grammar,
+    "typescript": compile_typescript,
+    "json_schema": lambda schema, strict: compile_json_schema(schema, strict=strict),
+}
+
+
+@functools.lru_cache(maxsize=512)
+def compile_constraint(language: str, *args: Hashable) -> CanonicalConstraint:
+    """Translates a user constraint once per distinct text (mistakes are not
+    cached: they raise ConstraintError every time)."""
+    return COMPILERS[language](*args)
+
+
+def compiled_or_400(language: str, *args: Hashable) -> CanonicalConstraint:
+    """``compile_constraint``; a mistake in the constraint is the caller's 400."""
     try:
-        return compile_step()
+        return compile_constraint(language, *args)
     except ConstraintError as error:
         raise APIError(400, str(error)) from None
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -13,6 +12,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REGISTRY = CollectorRegistry()
 
@@ -38,18 +38,36 @@ VERIFICATION_FAILURES = Counter(
 TOKENS = Counter("ct_tokens_total", "Prompt and completion tokens", ["kind"], registry=REGISTRY)
 
 
-def install_metrics(app: FastAPI) -> None:
-    @app.middleware("http")
-    async def _observe(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
+class _MetricsMiddleware:
+    """Pure ASGI, not BaseHTTPMiddleware: that one hides client disconnects
+    from handlers, and a departed client must cancel its generation."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
         started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        REQUESTS.labels(path, str(response.status_code)).inc()
-        LATENCY.labels(path).observe(time.perf_counter() - started)
-        return response
+        status = 500
+
+        async def send_and_observe(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._app(scope, receive, send_and_observe)
+        finally:
+            path = getattr(scope.get("route"), "path", "unmatched")
+            REQUESTS.labels(path, str(status)).inc()
+            LATENCY.labels(path).observe(time.perf_counter() - started)
+
+
+def install_metrics(app: FastAPI) -> None:
+    app.add_middleware(_MetricsMiddleware)
 
     @app.get("/metrics", include_in_schema=False)
     async def _metrics() -> Response:

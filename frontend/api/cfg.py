@@ -10,7 +10,6 @@ from pydantic import ConfigDict, Field
 from frontend.api.pattern_family import PatternCompletionFields, PatternCompletionResponse
 from frontend.auth import require_api_key
 from frontend.constrained import compiled_or_400, generate_verified
-from grammar_compiler import compile_grammar
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -51,6 +50,6 @@ class CfgCompletionRequest(PatternCompletionFields):
     summary="Completion that matches a context-free grammar",
 )
 async def cfg_completion(body: CfgCompletionRequest, request: Request) -> PatternCompletionResponse:
-    constraint = compiled_or_400(lambda: compile_grammar(body.grammar, body.grammar_format))
+    constraint = compiled_or_400("grammar", body.grammar, body.grammar_format)
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)

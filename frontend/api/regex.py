@@ -10,7 +10,6 @@ from pydantic import ConfigDict, Field
 from frontend.api.pattern_family import PatternCompletionFields, PatternCompletionResponse
 from frontend.auth import require_api_key
 from frontend.constrained import compiled_or_400, generate_verified
-from grammar_compiler.regex import regex_constraint
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -47,6 +46,10 @@ class RegexCompletionRequest(PatternCompletionFields):
 async def regex_completion(
     body: RegexCompletionRequest, request: Request
 ) -> PatternCompletionResponse:
-    constraint = compiled_or_400(lambda: regex_constraint(body.pattern))
+    constraint = compiled_or_400("regex", _hashable(body.pattern))
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)
+
+
+def _hashable(pattern: str | list[str]) -> str | tuple[str, ...]:
+    return pattern if isinstance(pattern, str) else tuple(pattern)

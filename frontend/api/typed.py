@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.params import SamplingParams
 from frontend.auth import require_api_key
 from frontend.constrained import Verdict, compiled_or_400, generate_verified
-from grammar_compiler import compile_typescript
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -120,7 +119,7 @@ FINISH_REASONS = {
 async def typed_completion(
     body: TypedCompletionRequest, request: Request
 ) -> TypedCompletionResponse:
-    constraint = compiled_or_400(lambda: compile_typescript(body.schema_, body.type_name))
+    constraint = compiled_or_400("typescript", body.schema_, body.type_name)
     params = SamplingParams(
         max_tokens=body.max_tokens,
         temperature=body.temperature,

@@ -8,7 +8,8 @@ position.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Hashable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
@@ -16,14 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from frontend.api.cfg import GrammarFormat
 from frontend.auth import require_api_key
-from grammar_compiler import (
-    ConstraintError,
-    compile_grammar,
-    compile_json_schema,
-    compile_typescript,
-)
-from grammar_compiler.canonical import CanonicalConstraint
-from grammar_compiler.regex import regex_constraint
+from frontend.constrained import compile_constraint
+from grammar_compiler import ConstraintError
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -73,14 +68,19 @@ class ValidateRequest(BaseModel):
             raise ValueError("schema (TypeScript) needs type_name")
         return self
 
-    def compile_step(self) -> tuple[str, Callable[[], CanonicalConstraint]]:
+    def constraint_args(self) -> tuple[str, tuple[Hashable, ...]]:
+        """The language and the arguments ``compile_constraint`` takes for it."""
         if self.pattern is not None:
-            return "regex", lambda: regex_constraint(self.pattern)
+            pattern = self.pattern if isinstance(self.pattern, str) else tuple(self.pattern)
+            return "regex", (pattern,)
         if self.grammar is not None:
-            return "grammar", lambda: compile_grammar(self.grammar, self.grammar_format)
+            return "grammar", (self.grammar, self.grammar_format)
         if self.schema_ is not None:
-            return "typescript", lambda: compile_typescript(self.schema_, self.type_name)
-        return "json_schema", lambda: compile_json_schema(self.json_schema, strict=self.strict)
+            return "typescript", (self.schema_, self.type_name)
+        schema = (
+            self.json_schema if isinstance(self.json_schema, str) else json.dumps(self.json_schema)
+        )
+        return "json_schema", (schema, self.strict)
 
 
 class ConstraintProblem(BaseModel):
@@ -112,9 +112,9 @@ class ValidateResponse(BaseModel):
     summary="Compile a constraint and show its canonical form, without generating",
 )
 async def validate(body: ValidateRequest) -> ValidateResponse:
-    language, compile_step = body.compile_step()
+    language, args = body.constraint_args()
     try:
-        constraint = compile_step()
+        constraint = compile_constraint(language, *args)
     except ConstraintError as error:
         problem = ConstraintProblem(
             message=str(error),
