@@ -46,11 +46,12 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from grammar_compiler.code_points import Ranges, complement, normalize
+
 MAX_PATTERN_LENGTH = 10_000
 MAX_REPEAT = 1_000
 """Largest repetition count; xgrammar unrolls counted repeats into its automaton."""
 
-Ranges = tuple[tuple[int, int], ...]
 
 # ---------------------------------------------------------------------------
 # The regex tree
@@ -99,33 +100,12 @@ _SURROGATES = (0xD800, 0xDFFF)
 _JSON_UNSAFE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
 
 
-def _normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
-    merged: list[tuple[int, int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
-        else:
-            merged.append((low, high))
-    return tuple(merged)
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    gaps, start = [], 0
-    for low, high in ranges:
-        if low > start:
-            gaps.append((start, low - 1))
-        start = high + 1
-    if start <= sys.maxunicode:
-        gaps.append((start, sys.maxunicode))
-    return tuple(gaps)
-
-
 def _intersect(a: Ranges, b: Ranges) -> Ranges:
-    return _complement(_normalize(_complement(a) + _complement(b)))
+    return complement(normalize(complement(a) + complement(b)))
 
 
 def _minus(a: Ranges, b: Ranges) -> Ranges:
-    return _intersect(a, _complement(b))
+    return _intersect(a, complement(b))
 
 
 _EVERYTHING = _minus(((0, sys.maxunicode),), (_SURROGATES,))
@@ -135,7 +115,7 @@ _BMP = _intersect(_GENERATABLE, ((0, 0xFFFF),))
 
 
 def _of(text: str) -> Ranges:
-    return _normalize((ord(c), ord(c)) for c in text)
+    return normalize((ord(c), ord(c)) for c in text)
 
 
 @functools.cache
@@ -147,11 +127,11 @@ def _python_class(escape: str) -> Ranges:
     )
 
 
-_ECMA_SPACE = _normalize(
+_ECMA_SPACE = normalize(
     (*_of("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"), (0x2000, 0x200A))
 )
 _ASCII_DIGIT: Ranges = ((0x30, 0x39),)
-_ASCII_WORD = _normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
+_ASCII_WORD = normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
 
 
 def _class_escape(letter: str) -> tuple[Ranges, Ranges]:
@@ -168,9 +148,9 @@ def _class_escape(letter: str) -> tuple[Ranges, Ranges]:
         narrow, wide = _ASCII_WORD, _python_class(r"\w")
     else:
         python = _python_class(r"\s")
-        narrow, wide = _intersect(_ECMA_SPACE, python), _normalize(_ECMA_SPACE + python)
+        narrow, wide = _intersect(_ECMA_SPACE, python), normalize(_ECMA_SPACE + python)
     if letter.isupper():
-        narrow, wide = _complement(wide), _complement(narrow)
+        narrow, wide = complement(wide), complement(narrow)
     return narrow, wide
 
 
@@ -447,9 +427,9 @@ class _Parser:
             items.append(self._class_range())
         self.pos += 1
         if negated:
-            ranges = _complement(_normalize(r for item in items for r in item.wide))
+            ranges = complement(normalize(r for item in items for r in item.wide))
         else:
-            ranges = _normalize(r for item in items for r in item.narrow)
+            ranges = normalize(r for item in items for r in item.narrow)
         return self._generatable(ranges, start)
 
     def _class_range(self) -> _ClassItem:

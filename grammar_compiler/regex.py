@@ -71,6 +71,7 @@ import regex as partial_regex
 import xgrammar
 
 from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.code_points import Ranges, complement, normalize
 from grammar_compiler.errors import ConstraintError
 
 try:
@@ -403,7 +404,7 @@ def _emit_anchor(code: object, context: _Context) -> str:
 # ---------------------------------------------------------------------------
 # Character sets, as sorted tuples of disjoint inclusive (low, high) code point ranges
 
-_Ranges = tuple[tuple[int, int], ...]
+_Ranges = Ranges
 
 _SINGLE_CHARACTER_OPS = frozenset({_parser.LITERAL, _parser.NOT_LITERAL, _parser.ANY, _parser.IN})
 _NEWLINE: _Ranges = ((ord("\n"), ord("\n")),)
@@ -415,9 +416,9 @@ def _character_set(op: object, av: object, context: _Context) -> _Ranges:
     if op is _parser.LITERAL:
         return ((av, av),)
     if op is _parser.NOT_LITERAL:
-        return _complement(((av, av),))
+        return complement(((av, av),))
     if op is _parser.ANY:
-        return _complement(()) if context.dotall else _complement(_NEWLINE)
+        return complement(()) if context.dotall else complement(_NEWLINE)
     return _class_set(av, context.ascii)
 
 
@@ -435,8 +436,8 @@ def _class_set(items: Iterable[tuple], ascii_only: bool) -> _Ranges:
             ranges.extend(_category_sets(ascii_only)[av])
         else:
             raise ConstraintError(f"unsupported item {op!r} in a regex character class")
-    merged = _normalize(ranges)
-    return _complement(merged) if negate else merged
+    merged = normalize(ranges)
+    return complement(merged) if negate else merged
 
 
 _CATEGORY_ESCAPES = {
@@ -466,28 +467,6 @@ def _category_sets(ascii_only: bool) -> dict[object, _Ranges]:
         )
         for category, escape in _CATEGORY_ESCAPES.items()
     }
-
-
-def _normalize(ranges: Iterable[tuple[int, int]]) -> _Ranges:
-    merged: list[tuple[int, int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
-        else:
-            merged.append((low, high))
-    return tuple(merged)
-
-
-def _complement(ranges: _Ranges) -> _Ranges:
-    gaps = []
-    start = 0
-    for low, high in ranges:
-        if low > start:
-            gaps.append((start, low - 1))
-        start = high + 1
-    if start <= sys.maxunicode:
-        gaps.append((start, sys.maxunicode))
-    return tuple(gaps)
 
 
 def _emit_set(ranges: _Ranges) -> str:
