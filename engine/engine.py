@@ -27,8 +27,7 @@ from engine.model_runner import ModelRunner
 from engine.request import FinishReason, GenerationRequest, StepOutput
 from engine.sampler import (
     SamplingRow,
-    apply_presence_frequency_penalties,
-    apply_repetition_penalty,
+    apply_penalties,
     new_sampling_row,
     sample,
 )
@@ -243,7 +242,12 @@ class Engine:
         return _Active(
             request=request,
             matcher=matcher,
-            sampling=new_sampling_row(request.params, request.prompt_ids, self._runner.vocab_size),
+            sampling=new_sampling_row(
+                request.params,
+                request.prompt_ids,
+                self._runner.vocab_size,
+                self._runner.token_bytes,
+            ),
             text=TextWindow(self._runner.token_bytes, request.prompt_ids),
             stops=StopStringMatcher(request.params.stop) if request.params.stop else None,
             max_tokens=min(request.params.max_tokens, room),
@@ -251,8 +255,7 @@ class Engine:
 
     def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
         sampling_rows = [active.sampling for active in rows]
-        apply_repetition_penalty(logits, sampling_rows)
-        apply_presence_frequency_penalties(logits, sampling_rows)
+        apply_penalties(logits, sampling_rows)
         constrained = [i for i, active in enumerate(rows) if active.matcher is not None]
         if constrained:
             bitmask = self._bitmask[: len(rows)]

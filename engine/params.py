@@ -9,8 +9,14 @@ error, never a silently ignored setting.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# llama.cpp's and text-generation-webui's defaults for DRY.
+DEFAULT_DRY_SEQUENCE_BREAKERS = ("\n", ":", '"', "*")
+MAX_LOGPROBS = 5
+MAX_CHOICES = 128
 
 
 class SamplingParams(BaseModel):
@@ -40,6 +46,55 @@ class SamplingParams(BaseModel):
         True, description="End as soon as the constraint is fully matched."
     )
     ignore_eos: bool = False
+    min_p: float = Field(
+        0.0, ge=0.0, le=1.0, description="Drop tokens below this fraction of the top probability."
+    )
+    logit_bias: dict[int, float] = Field(
+        default_factory=dict,
+        max_length=1024,
+        description="Added to the logits of these token ids before sampling (-100..100).",
+    )
+    dry_multiplier: float = Field(0.0, ge=0.0, description="DRY penalty scale; 0 disables DRY.")
+    dry_base: float = Field(1.75, ge=1.0, description="Growth of DRY's penalty per extra token.")
+    dry_allowed_length: int = Field(2, ge=1, description="Longest repeat DRY leaves alone.")
+    dry_sequence_breakers: tuple[str, ...] = Field(
+        DEFAULT_DRY_SEQUENCE_BREAKERS,
+        max_length=64,
+        description="A token whose text contains one of these ends a DRY repeat match.",
+    )
+    mirostat_target: float | None = Field(
+        None, gt=0.0, description="Mirostat v2 target surprise (bits); None disables mirostat."
+    )
+    mirostat_lr: float = Field(0.1, gt=0.0, le=1.0, description="Mirostat learning rate.")
+    n: int = Field(1, ge=1, le=MAX_CHOICES, description="Choices sampled from one prefill.")
+    logprobs: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_LOGPROBS,
+        description="Return each chosen token's log probability and this many alternatives.",
+    )
+    echo_prompt: bool = Field(
+        False,
+        description="Send the prompt's tokens (with their log probabilities when logprobs is "
+        "set) in the first output.",
+    )
+    context_overflow: Literal["truncate", "error"] = Field(
+        "truncate",
+        description="When prompt + max_tokens exceeds the context window: lower max_tokens, or "
+        "refuse the request.",
+    )
+    truncate_prompt: bool = Field(
+        False, description="Cut a prompt that does not fit from the left instead of refusing it."
+    )
+
+    @model_validator(mode="after")
+    def _check_logit_bias(self) -> SamplingParams:
+        for token, bias in self.logit_bias.items():
+            if token < 0 or not -100.0 <= bias <= 100.0:
+                raise ValueError(
+                    f"logit_bias[{token}] = {bias}: token ids are >= 0 and biases in -100..100"
+                )
+        return self
 
 
 class ConstraintType(str, Enum):

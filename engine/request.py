@@ -23,6 +23,28 @@ class FinishReason(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """A token's log probability under the model (before sampling settings and
+    constraint masks) and the most likely alternatives at its position."""
+
+    token: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class PromptDetails:
+    """The prompt as the model saw it (after any truncation), for ``echo``.
+
+    ``logprobs[0]`` is None: the first token has no context to be predicted from.
+    """
+
+    ids: list[int]
+    truncated: bool
+    logprobs: list[TokenLogprob | None] | None = None
+
+
+@dataclass(frozen=True)
 class StepOutput:
     """One streamed update for a request.
 
@@ -37,9 +59,19 @@ class StepOutput:
     tokens_generated: int
     finish_reason: FinishReason | None = None
     matched: bool = False
+    choice_index: int = 0
+    logprobs: list[TokenLogprob] | None = None
+    """One per new token, ``window_ids[prefix_len:]``; None unless requested."""
+    cumulative_logprob: float | None = None
+    """Sum of the choice's token log probabilities; on final outputs with logprobs."""
+    prompt: PromptDetails | None = None
+    """On the request's first output when the prompt is to be echoed."""
+    request_done: bool = False
+    """The request's last output: every choice has finished."""
 
     @property
     def is_final(self) -> bool:
+        """This choice has finished."""
         return self.finish_reason is not None
 
 

@@ -32,13 +32,19 @@ class SamplingRow:
 
 
 def new_sampling_row(
-    params: SamplingParams, prompt_ids: Sequence[int], vocab_size: int
+    params: SamplingParams,
+    prompt_ids: Sequence[int],
+    vocab_size: int,
+    token_bytes: Sequence[bytes],
+    choice_index: int = 0,
 ) -> SamplingRow:
+    """``choice_index`` offsets the seed, so choice 0 of a seeded request with
+    ``n > 1`` equals the same request with ``n = 1`` and the others differ."""
     generator = torch.Generator()
     if params.seed is None:
         generator.seed()
     else:
-        generator.manual_seed(params.seed)
+        generator.manual_seed(params.seed + choice_index)
     seen = torch.zeros(vocab_size, dtype=torch.bool)
     if prompt_ids:
         seen[torch.tensor(list(prompt_ids), dtype=torch.long)] = True
@@ -68,6 +74,12 @@ def apply_presence_frequency_penalties(logits: torch.Tensor, rows: Sequence[Samp
     as_column = {"dtype": logits.dtype, "device": logits.device}
     logits -= torch.tensor(presence, **as_column).unsqueeze(1) * (counts > 0).to(logits.dtype)
     logits -= torch.tensor(frequency, **as_column).unsqueeze(1) * counts
+
+
+def apply_penalties(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> None:
+    """Everything that adjusts logits before the constraint mask."""
+    apply_repetition_penalty(logits, rows)
+    apply_presence_frequency_penalties(logits, rows)
 
 
 def _filter_top_k_top_p(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> torch.Tensor:
