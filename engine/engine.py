@@ -22,12 +22,20 @@ import xgrammar as xgr
 
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
+from engine.logprobs import chosen_logprobs, prompt_logprobs
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
-from engine.request import FinishReason, GenerationRequest, StepOutput
+from engine.request import (
+    FinishReason,
+    GenerationRequest,
+    PromptDetails,
+    StepOutput,
+    TokenLogprob,
+)
 from engine.sampler import (
     SamplingRow,
     apply_penalties,
+    invalid_logit_bias_tokens,
     new_sampling_row,
     sample,
 )
@@ -46,13 +54,26 @@ class _Waiting:
     request: GenerationRequest
     grammar: Future[xgr.CompiledGrammar] | None
     since: float
+    prompt_truncated: bool = False
+
+
+@dataclass
+class _RequestState:
+    """What the choices of one request share."""
+
+    request: GenerationRequest
+    prompt_truncated: bool
+    unfinished_choices: int
+    prompt_pending: bool  # echo: the prompt details still have to be sent
+    failed: bool = False
 
 
 @dataclass
 class _Active:
-    """A request in the running batch (or being prefilled this step)."""
+    """One choice of a request in the running batch (or being prefilled this step)."""
 
-    request: GenerationRequest
+    state: _RequestState
+    choice_index: int
     matcher: xgr.GrammarMatcher | None
     sampling: SamplingRow
     text: TextWindow
@@ -61,6 +82,12 @@ class _Active:
     generated: int = 0
     last_token: int = -1
     finished: bool = field(default=False)
+    pending_logprobs: list[TokenLogprob] = field(default_factory=list)
+    cumulative_logprob: float = 0.0
+
+    @property
+    def request(self) -> GenerationRequest:
+        return self.state.request
 
 
 class Engine:
@@ -87,6 +114,8 @@ class Engine:
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
         self._batch = RunningBatch()
+        # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
+        self._prompt_logprobs: dict[str, list[TokenLogprob | None]] = {}
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, runner.vocab_size)
         self._last_cancel_poll = 0.0
         self._cancel_ids: set[str] = set()
@@ -122,8 +151,7 @@ class Engine:
             self._thread.join(timeout_s)
         for waiting in self._waiting:
             waiting.request.sink.fail("server is shutting down", invalid_argument=False)
-        for active in self._running:
-            active.request.sink.fail("server is shutting down", invalid_argument=False)
+        self._fail_rows(self._running, "server is shutting down")
         self._grammars.shutdown()
 
     # -- loop ---------------------------------------------------------------
@@ -156,16 +184,12 @@ class Engine:
             request.sink.fail("internal error while accepting the request", invalid_argument=False)
 
     def _accept(self, request: GenerationRequest) -> None:
-        prompt_len = len(request.prompt_ids)
-        if prompt_len == 0:
-            request.sink.fail("the prompt is empty", invalid_argument=True)
+        problem = self._request_problem(request)
+        if problem is not None:
+            request.sink.fail(problem, invalid_argument=True)
             return
-        if prompt_len >= self._runner.context_window:
-            request.sink.fail(
-                f"the prompt has {prompt_len} tokens; the model's context window is "
-                f"{self._runner.context_window}",
-                invalid_argument=True,
-            )
+        truncated = self._fit_prompt(request)
+        if truncated is None:
             return
         if request.request_id in self._cancelled_at:
             self._end_unstarted(request)
@@ -173,7 +197,46 @@ class Engine:
         grammar = (
             self._grammars.get(request.constraint) if request.constraint.is_constrained else None
         )
-        self._waiting.append(_Waiting(request, grammar, time.monotonic()))
+        self._waiting.append(_Waiting(request, grammar, time.monotonic(), truncated))
+
+    def _request_problem(self, request: GenerationRequest) -> str | None:
+        """Why the engine cannot run a request as asked, if it cannot."""
+        if not request.prompt_ids:
+            return "the prompt is empty"
+        vocab = self._runner.vocab_size
+        outside = [token for token in request.prompt_ids if not 0 <= token < vocab]
+        if outside:
+            return f"prompt token ids must be in 0..{vocab - 1}; got {outside[:5]}"
+        bad_bias = invalid_logit_bias_tokens(request.params, vocab)
+        if bad_bias:
+            return f"logit_bias names token ids outside 0..{vocab - 1}: {bad_bias[:5]}"
+        return None
+
+    def _fit_prompt(self, request: GenerationRequest) -> bool | None:
+        """Applies the request's context-window policy to its prompt.
+
+        Returns whether the prompt was cut, or None when the request was refused.
+        With ``context_overflow="truncate"`` only the prompt must fit (leaving
+        room for one token; ``max_tokens`` is lowered later); with ``"error"``
+        the prompt plus ``max_tokens`` must.
+        """
+        params, window = request.params, self._runner.context_window
+        prompt_len = len(request.prompt_ids)
+        budget = window - params.max_tokens if params.context_overflow == "error" else window - 1
+        if prompt_len <= budget:
+            return False
+        if params.truncate_prompt and budget >= 1:
+            request.prompt_ids = request.prompt_ids[-budget:]
+            return True
+        if params.context_overflow == "error":
+            message = (
+                f"the prompt ({prompt_len} tokens) plus max_tokens ({params.max_tokens}) exceeds "
+                f"the model's context window of {window} tokens"
+            )
+        else:
+            message = f"the prompt has {prompt_len} tokens; the model's context window is {window}"
+        request.sink.fail(message, invalid_argument=True)
+        return None
 
     def step(self) -> None:
         """One iteration: admit, prefill, decode, mask, sample, emit."""
@@ -188,18 +251,57 @@ class Engine:
             logits_parts.append(
                 self._runner.decode(self._batch, [active.last_token for active in self._running])
             )
-        for active in admitted:
-            logits, cache = self._runner.prefill(active.request.prompt_ids)
-            self._batch.append(cache, len(active.request.prompt_ids))
-            logits_parts.append(logits.unsqueeze(0))
+        logits_parts.extend(self._prefill(admitted))
         logits = torch.cat(logits_parts)[:, : self._runner.vocab_size]
+        raw_logits = (
+            logits.clone() if any(a.request.params.logprobs is not None for a in rows) else None
+        )
         tokens = self._sample(logits, rows)
+        logprobs = self._logprobs(raw_logits, rows, tokens)
         for active, token in zip(rows, tokens, strict=True):
-            self._advance(active, token)
+            self._advance(active, token, logprobs.get(id(active)))
         keep = [i for i, active in enumerate(rows) if not active.finished]
         self._batch.keep(keep)
         self._running = [rows[i] for i in keep]
         self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
+
+    def _prefill(self, admitted: list[_Active]) -> list[torch.Tensor]:
+        """Runs each new request's prompt once; its choices share the cache.
+
+        Returns next-token logits, one row per admitted choice.
+        """
+        parts = []
+        for active in admitted:
+            if active.choice_index:  # a later choice: its first row came with choice 0
+                continue
+            request, state = active.request, active.state
+            n = request.params.n
+            if state.prompt_pending and request.params.logprobs is not None:
+                all_logits, cache = self._runner.prefill_all(request.prompt_ids)
+                self._prompt_logprobs[request.request_id] = prompt_logprobs(
+                    all_logits, request.prompt_ids, request.params.logprobs
+                )
+                logits = all_logits[-1]
+            else:
+                logits, cache = self._runner.prefill(request.prompt_ids)
+            for _ in range(n):
+                self._batch.append(cache, len(request.prompt_ids))
+            parts.append(logits.unsqueeze(0).expand(n, -1))
+        return parts
+
+    def _logprobs(
+        self, raw_logits: torch.Tensor | None, rows: list[_Active], tokens: list[int]
+    ) -> dict[int, TokenLogprob]:
+        """Log probabilities of this step's tokens for the rows that asked."""
+        if raw_logits is None:
+            return {}
+        wanted = [i for i, active in enumerate(rows) if active.request.params.logprobs is not None]
+        entries = chosen_logprobs(
+            raw_logits[wanted],
+            [tokens[i] for i in wanted],
+            [rows[i].request.params.logprobs for i in wanted],
+        )
+        return {id(rows[i]): entry for i, entry in zip(wanted, entries, strict=True)}
 
     def _admit(self) -> list[_Active]:
         admitted: list[_Active] = []
@@ -217,18 +319,18 @@ class Engine:
                 else:
                     still_waiting.append(waiting)
                 continue
-            if len(admitted) >= capacity:
-                still_waiting.append(waiting)
+            choices = waiting.request.params.n
+            if len(admitted) + choices > capacity and (admitted or self._running):
+                still_waiting.append(waiting)  # a request wider than the batch runs alone
                 continue
-            active = self._activate(waiting)
-            if active is not None:
-                admitted.append(active)
+            admitted.extend(self._activate(waiting))
         self._waiting = still_waiting
         return admitted
 
-    def _activate(self, waiting: _Waiting) -> _Active | None:
+    def _activate(self, waiting: _Waiting) -> list[_Active]:
+        """The request's choices, ready to prefill (none if its grammar failed)."""
         request = waiting.request
-        matcher = None
+        grammar = None
         if waiting.grammar is not None:
             error = waiting.grammar.exception()
             if error is not None:
@@ -236,28 +338,42 @@ class Engine:
                     f"invalid {request.constraint.type.value} constraint: {error}",
                     invalid_argument=True,
                 )
-                return None
-            matcher = xgr.GrammarMatcher(waiting.grammar.result())
-        room = self._runner.context_window - len(request.prompt_ids)
-        return _Active(
+                return []
+            grammar = waiting.grammar.result()
+        params = request.params
+        state = _RequestState(
             request=request,
-            matcher=matcher,
-            sampling=new_sampling_row(
-                request.params,
-                request.prompt_ids,
-                self._runner.vocab_size,
-                self._runner.token_bytes,
-            ),
-            text=TextWindow(self._runner.token_bytes, request.prompt_ids),
-            stops=StopStringMatcher(request.params.stop) if request.params.stop else None,
-            max_tokens=min(request.params.max_tokens, room),
+            prompt_truncated=waiting.prompt_truncated,
+            unfinished_choices=params.n,
+            prompt_pending=params.echo_prompt,
         )
+        room = self._runner.context_window - len(request.prompt_ids)
+        return [
+            _Active(
+                state=state,
+                choice_index=index,
+                matcher=xgr.GrammarMatcher(grammar) if grammar is not None else None,
+                sampling=new_sampling_row(
+                    params,
+                    request.prompt_ids,
+                    self._runner.vocab_size,
+                    self._runner.token_bytes,
+                    choice_index=index,
+                ),
+                text=TextWindow(self._runner.token_bytes, request.prompt_ids),
+                stops=StopStringMatcher(params.stop) if params.stop else None,
+                max_tokens=min(params.max_tokens, room),
+            )
+            for index in range(params.n)
+        ]
 
     def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
         sampling_rows = [active.sampling for active in rows]
         apply_penalties(logits, sampling_rows)
         constrained = [i for i, active in enumerate(rows) if active.matcher is not None]
         if constrained:
+            if len(rows) > self._bitmask.shape[0]:  # one request's n exceeds the batch size
+                self._bitmask = xgr.allocate_token_bitmask(len(rows), self._runner.vocab_size)
             bitmask = self._bitmask[: len(rows)]
             for i in constrained:
                 rows[i].matcher.fill_next_token_bitmask(bitmask, i)
@@ -268,11 +384,13 @@ class Engine:
                 logits[i, eos] = float("-inf")
         return sample(logits, sampling_rows)
 
-    def _advance(self, active: _Active, token: int) -> None:
-        """Applies one sampled token to a request and emits what it completes."""
+    def _advance(self, active: _Active, token: int, logprob: TokenLogprob | None) -> None:
+        """Applies one sampled token to a choice and emits what it completes."""
         active.generated += 1
         active.last_token = token
         active.sampling.record(token)
+        if logprob is not None:
+            active.cumulative_logprob += logprob.logprob
         matcher = active.matcher
         if matcher is not None and not matcher.accept_token(token):
             # Only reachable when every token was masked (ignore_eos on a fully
@@ -285,6 +403,8 @@ class Engine:
                 active, FinishReason.STOP, matched=matcher is None or matcher.is_completed()
             )
             return
+        if logprob is not None:
+            active.pending_logprobs.append(logprob)
         window = active.text.push(token)
         complete = matcher is not None and matcher.is_completed()
         stopped = active.stops is not None and active.stops.push(self._runner.token_bytes[token])
@@ -296,7 +416,7 @@ class Engine:
         elif active.generated >= active.max_tokens:
             self._finish(active, FinishReason.LENGTH, matched=complete, window=window)
         elif window is not None:
-            active.request.sink.send(StepOutput(window[0], window[1], active.generated))
+            self._emit(active, window)
 
     def _finish(
         self,
@@ -310,10 +430,46 @@ class Engine:
         if window is None:  # tokens may be held back mid-character: release them
             window = active.text.flush()
         active.finished = True
+        active.state.unfinished_choices -= 1
         self._metrics.request_finished(reason.value, active.generated)
+        self._emit(active, window, finish_reason=reason, matched=matched)
+
+    def _emit(
+        self,
+        active: _Active,
+        window: tuple[list[int], int],
+        *,
+        finish_reason: FinishReason | None = None,
+        matched: bool = False,
+    ) -> None:
+        """Sends a choice's window with what travels alongside it."""
+        state, params = active.state, active.request.params
+        prompt = None
+        if state.prompt_pending:
+            state.prompt_pending = False
+            prompt = PromptDetails(
+                ids=list(active.request.prompt_ids),
+                truncated=state.prompt_truncated,
+                logprobs=self._prompt_logprobs.pop(active.request.request_id, None),
+            )
+        logprobs = None
+        if params.logprobs is not None:
+            logprobs, active.pending_logprobs = active.pending_logprobs, []
+        final = finish_reason is not None
         active.request.sink.send(
             StepOutput(
-                window[0], window[1], active.generated, finish_reason=reason, matched=matched
+                window[0],
+                window[1],
+                active.generated,
+                finish_reason=finish_reason,
+                matched=matched,
+                choice_index=active.choice_index,
+                logprobs=logprobs,
+                cumulative_logprob=(
+                    active.cumulative_logprob if final and params.logprobs is not None else None
+                ),
+                prompt=prompt,
+                request_done=final and state.unfinished_choices == 0,
             )
         )
 
@@ -356,13 +512,22 @@ class Engine:
     def _end_unstarted(self, request: GenerationRequest) -> None:
         """Ends a request cancelled before it produced anything."""
         self._metrics.request_finished(FinishReason.CANCELLED.value, 0)
-        request.sink.send(StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED))
+        request.sink.send(
+            StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED, request_done=True)
+        )
 
     def _fail_all_running(self, message: str) -> None:
-        for active in self._stepping:
-            if not active.finished:
-                self._metrics.request_finished("error", active.generated)
-                active.request.sink.fail(message, invalid_argument=False)
+        self._fail_rows(self._stepping, message)
         self._running = []
         self._stepping = []
         self._batch = RunningBatch()
+        self._prompt_logprobs.clear()
+
+    def _fail_rows(self, rows: list[_Active], message: str) -> None:
+        """Fails each unfinished request among ``rows`` once, whatever its choices."""
+        for active in rows:
+            if active.finished or active.state.failed:
+                continue
+            active.state.failed = True
+            self._metrics.request_finished("error", active.generated)
+            active.request.sink.fail(message, invalid_argument=False)

@@ -68,9 +68,19 @@ class ModelRunner:
     @torch.inference_mode()
     def prefill(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
         """Runs the prompt; returns the next-token logits ``[vocab]`` and its cache."""
+        logits, cache = self._prefill(prompt_ids, logits_to_keep=1)
+        return logits[-1], cache
+
+    @torch.inference_mode()
+    def prefill_all(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
+        """Like ``prefill`` but keeps the logits after every prompt token
+        ``[prompt, vocab]``: echoed prompts with logprobs need them."""
+        return self._prefill(prompt_ids, logits_to_keep=0)
+
+    def _prefill(self, prompt_ids: list[int], *, logits_to_keep: int):
         ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.model.device)
-        output = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-        return output.logits[0, -1, :].float(), output.past_key_values
+        output = self.model(input_ids=ids, use_cache=True, logits_to_keep=logits_to_keep)
+        return output.logits[0, :, : self.vocab_size].float(), output.past_key_values
 
     def decode(self, batch: RunningBatch, next_tokens: list[int]) -> torch.Tensor:
         return batch.forward(self.model, next_tokens)

@@ -32,7 +32,7 @@ class ListSink:
     def send(self, output: StepOutput) -> None:
         self.outputs.append(output)
         self.first_output.set()
-        if output.is_final:
+        if output.request_done:
             self.done.set()
 
     def fail(self, message: str, *, invalid_argument: bool) -> None:
@@ -294,3 +294,159 @@ def test_cancel_by_request_id_running_and_before_arrival(
     )
     assert early.done.wait(30)
     assert early.outputs[-1].finish_reason is FinishReason.CANCELLED
+
+
+def _choice_texts(runner: ModelRunner, sink: ListSink) -> dict[int, str]:
+    texts: dict[int, str] = {}
+    for output in sink.outputs:
+        piece = decode_window(runner.tokenizer, output.window_ids, output.prefix_len)
+        texts[output.choice_index] = texts.get(output.choice_index, "") + piece
+    return texts
+
+
+def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefills: list[int] = []
+    real_prefill = runner.prefill
+    monkeypatch.setattr(
+        runner, "prefill", lambda ids: prefills.append(len(ids)) or real_prefill(ids)
+    )
+    pattern = r"[a-z]{3,12}"
+    constraint = Constraint(type=ConstraintType.REGEX, value=pattern)
+    many = _submit(
+        engine, runner, "Words: ", SamplingParams(max_tokens=12, seed=3, n=5), constraint
+    )
+    assert many.done.wait(30) and many.error is None
+    assert len(prefills) == 1, "five choices must reuse one prefill"
+    texts = _choice_texts(runner, many)
+    assert sorted(texts) == [0, 1, 2, 3, 4]
+    assert all(re.fullmatch(pattern, text) for text in texts.values()), texts
+    finals = [o for o in many.outputs if o.is_final]
+    assert len(finals) == 5 and [o.request_done for o in many.outputs].count(True) == 1
+    assert many.outputs[-1].request_done
+    assert len(set(texts.values())) > 1, "different choices draw different numbers"
+    same = _submit(engine, runner, "Words: ", SamplingParams(max_tokens=12, seed=3), constraint)
+    assert same.done.wait(30)
+    assert _choice_texts(runner, same)[0] == texts[0]
+
+
+def test_n_wider_than_the_batch_runs_alone(runner: ModelRunner) -> None:
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=4)
+    engine.start()
+    try:
+        sink = _submit(
+            engine,
+            runner,
+            "x",
+            SamplingParams(max_tokens=4, n=9, seed=1),
+            Constraint(type=ConstraintType.REGEX, value="[0-9]+"),
+        )
+        assert sink.done.wait(30) and sink.error is None
+        assert sorted(_choice_texts(runner, sink)) == list(range(9))
+    finally:
+        engine.shutdown()
+
+
+def test_logprobs_report_the_chosen_token_and_the_model_distribution(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    prompt = "The quick brown"
+    sink = _submit(
+        engine,
+        runner,
+        prompt,
+        SamplingParams(max_tokens=6, temperature=0, logprobs=3, ignore_eos=True),
+        Constraint(type=ConstraintType.REGEX, value="[0-9]{6}"),
+    )
+    assert sink.done.wait(30) and sink.error is None
+    entries = [entry for output in sink.outputs for entry in output.logprobs]
+    generated = [i for o in sink.outputs for i in o.window_ids[o.prefix_len :]]
+    assert [entry.token for entry in entries] == generated and len(entries) == 6
+    # The first entry is the model's own distribution after the prompt.
+    logits, _ = runner.prefill(runner.tokenizer.encode(prompt))
+    expected = logits.log_softmax(-1)
+    first = entries[0]
+    assert first.logprob == pytest.approx(float(expected[first.token]), abs=1e-4)
+    top_ids = expected.topk(3).indices.tolist()
+    assert [token for token, _ in first.top] == top_ids
+    # A digit forced by the regex is usually not among the model's favourites,
+    # yet it is always reported.
+    assert all(len(entry.top) == 3 for entry in entries)
+    final = sink.outputs[-1]
+    assert final.cumulative_logprob == pytest.approx(sum(e.logprob for e in entries), abs=1e-3)
+
+
+def test_echo_sends_the_prompt_with_its_logprobs(engine: Engine, runner: ModelRunner) -> None:
+    prompt = "Hello there, world"
+    ids = runner.tokenizer.encode(prompt)
+    sink = _submit(
+        engine,
+        runner,
+        prompt,
+        SamplingParams(max_tokens=2, logprobs=2, echo_prompt=True, n=2, seed=0),
+    )
+    assert sink.done.wait(30) and sink.error is None
+    details = [o.prompt for o in sink.outputs if o.prompt is not None]
+    assert len(details) == 1, "the prompt travels once per request"
+    assert details[0].ids == ids and not details[0].truncated
+    assert details[0].logprobs[0] is None and len(details[0].logprobs) == len(ids)
+    all_logits, _ = runner.prefill_all(ids)
+    second = details[0].logprobs[1]
+    assert second.token == ids[1]
+    assert second.logprob == pytest.approx(float(all_logits[0].log_softmax(-1)[ids[1]]), abs=1e-4)
+
+
+def test_context_window_policies(engine: Engine, runner: ModelRunner) -> None:
+    window = runner.context_window
+    long_prompt = "word " * (window + 20)
+
+    refused = _submit(engine, runner, long_prompt, SamplingParams(max_tokens=4))
+    assert refused.done.wait(30) and refused.error[1] is True
+    assert "context window" in refused.error[0]
+
+    cut = _submit(
+        engine,
+        runner,
+        long_prompt,
+        SamplingParams(max_tokens=4, truncate_prompt=True, echo_prompt=True),
+    )
+    assert cut.done.wait(30) and cut.error is None
+    details = next(o.prompt for o in cut.outputs if o.prompt is not None)
+    assert details.truncated and len(details.ids) == window - 1
+    assert cut.outputs[-1].finish_reason is FinishReason.LENGTH
+    assert cut.outputs[-1].tokens_generated == 1, "max_tokens lowered to what fits"
+
+    short = "a " * (window - 10)
+    too_long = _submit(
+        engine, runner, short, SamplingParams(max_tokens=50, context_overflow="error")
+    )
+    assert too_long.done.wait(30) and too_long.error[1] is True
+    assert "max_tokens (50)" in too_long.error[0]
+    fitted = _submit(
+        engine,
+        runner,
+        short,
+        SamplingParams(
+            max_tokens=50, context_overflow="error", truncate_prompt=True, echo_prompt=True
+        ),
+    )
+    assert fitted.done.wait(30) and fitted.error is None
+    details = next(o.prompt for o in fitted.outputs if o.prompt is not None)
+    assert len(details.ids) == window - 50
+
+
+def test_out_of_vocabulary_ids_are_refused(engine: Engine, runner: ModelRunner) -> None:
+    bias = _submit(engine, runner, "x", SamplingParams(logit_bias={runner.vocab_size + 3: 5.0}))
+    assert bias.done.wait(30) and bias.error[1] and "logit_bias" in bias.error[0]
+    sink = ListSink()
+    engine.submit(
+        GenerationRequest(
+            request_id="oov",
+            prompt_ids=[1, runner.vocab_size],
+            params=SamplingParams(),
+            constraint=Constraint(),
+            sink=sink,
+        )
+    )
+    assert sink.done.wait(30) and sink.error[1] and "prompt token ids" in sink.error[0]
