@@ -284,8 +284,7 @@ class Engine:
                 logits = all_logits[-1]
             else:
                 logits, cache = self._runner.prefill(request.prompt_ids)
-            for _ in range(n):
-                self._batch.append(cache, len(request.prompt_ids))
+            self._batch.append(cache, len(request.prompt_ids), copies=n)
             parts.append(logits.unsqueeze(0).expand(n, -1))
         return parts
 
@@ -470,6 +469,7 @@ class Engine:
                 ),
                 prompt=prompt,
                 request_done=final and state.unfinished_choices == 0,
+                prompt_tokens=len(active.request.prompt_ids),
             )
         )
 
@@ -513,7 +513,14 @@ class Engine:
         """Ends a request cancelled before it produced anything."""
         self._metrics.request_finished(FinishReason.CANCELLED.value, 0)
         request.sink.send(
-            StepOutput([], 0, 0, finish_reason=FinishReason.CANCELLED, request_done=True)
+            StepOutput(
+                [],
+                0,
+                0,
+                finish_reason=FinishReason.CANCELLED,
+                request_done=True,
+                prompt_tokens=len(request.prompt_ids),
+            )
         )
 
     def _fail_all_running(self, message: str) -> None:

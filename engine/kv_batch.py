@@ -36,12 +36,20 @@ class RunningBatch:
     def padded_length(self) -> int:
         return int(self._mask.shape[1])
 
-    def append(self, cache: DynamicCache, length: int) -> None:
-        """Adds a request whose prompt (``length`` tokens) is in ``cache``."""
-        mask = torch.ones(1, length, dtype=torch.long)
+    def append(self, cache: DynamicCache, length: int, copies: int = 1) -> None:
+        """Adds ``copies`` rows whose prompt (``length`` tokens) is in ``cache``.
+
+        Several copies are a request's choices sharing one prefill; the batch
+        takes ownership of ``cache``.
+        """
+        if copies > 1:
+            for layer in cache.layers:
+                layer.keys = layer.keys.repeat(copies, 1, 1, 1)
+                layer.values = layer.values.repeat(copies, 1, 1, 1)
+        mask = torch.ones(copies, length, dtype=torch.long)
+        positions = torch.full((copies,), length, dtype=torch.long)
         if self._cache is None or len(self) == 0:
-            self._cache, self._mask = cache, mask
-            self._positions = torch.tensor([length], dtype=torch.long)
+            self._cache, self._mask, self._positions = cache, mask, positions
             return
         grow_batch = max(0, length - self.padded_length)
         grow_new = max(0, self.padded_length - length)
@@ -53,7 +61,7 @@ class RunningBatch:
                 [_pad_left(ours.values, grow_batch, 2), _pad_left(theirs.values, grow_new, 2)]
             )
         self._mask = torch.cat([_pad_left(self._mask, grow_batch, 1), _pad_left(mask, grow_new, 1)])
-        self._positions = torch.cat([self._positions, torch.tensor([length])])
+        self._positions = torch.cat([self._positions, positions])
 
     def keep(self, rows: list[int]) -> None:
         """Drops every row not listed, then trims padding no row needs."""

@@ -22,6 +22,13 @@ def load_tokenizer(model_dir: str | Path) -> PreTrainedTokenizerBase:
     return AutoTokenizer.from_pretrained(str(model_dir))
 
 
+def vocabulary_bytes(tokenizer_info: xgr.TokenizerInfo, vocab_size: int) -> list[bytes]:
+    """Each token's raw bytes (xgrammar undoes byte-level and SentencePiece
+    encodings); ids past the tokenizer's vocabulary have none."""
+    token_bytes = [bytes(piece) for piece in tokenizer_info.decoded_vocab]
+    return token_bytes + [b""] * (vocab_size - len(token_bytes))
+
+
 @dataclass
 class ModelRunner:
     """The model plus what the engine must know about its vocabulary."""
@@ -53,8 +60,7 @@ class ModelRunner:
         eos = set(tokenizer_info.stop_token_ids)
         if tokenizer.eos_token_id is not None:
             eos.add(int(tokenizer.eos_token_id))
-        token_bytes = [bytes(piece) for piece in tokenizer_info.decoded_vocab]
-        token_bytes += [b""] * (vocab_size - len(token_bytes))
+        token_bytes = vocabulary_bytes(tokenizer_info, vocab_size)
         return cls(
             model=model,
             tokenizer=tokenizer,

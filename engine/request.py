@@ -68,6 +68,8 @@ class StepOutput:
     """On the request's first output when the prompt is to be echoed."""
     request_done: bool = False
     """The request's last output: every choice has finished."""
+    prompt_tokens: int = 0
+    """Prompt length as the model saw it (after any truncation)."""
 
     @property
     def is_final(self) -> bool:

@@ -312,21 +312,21 @@ def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     monkeypatch.setattr(
         runner, "prefill", lambda ids: prefills.append(len(ids)) or real_prefill(ids)
     )
-    pattern = r"[a-z]{3,12}"
+    pattern = r"[a-z ]{3,40}"
     constraint = Constraint(type=ConstraintType.REGEX, value=pattern)
-    many = _submit(
-        engine, runner, "Words: ", SamplingParams(max_tokens=12, seed=3, n=5), constraint
-    )
+    params = SamplingParams(max_tokens=8, seed=3, n=5, ignore_eos=True, stop_after_match=False)
+    many = _submit(engine, runner, "Words: ", params, constraint)
     assert many.done.wait(30) and many.error is None
     assert len(prefills) == 1, "five choices must reuse one prefill"
     texts = _choice_texts(runner, many)
     assert sorted(texts) == [0, 1, 2, 3, 4]
     assert all(re.fullmatch(pattern, text) for text in texts.values()), texts
     finals = [o for o in many.outputs if o.is_final]
+    assert [o.tokens_generated for o in finals] == [8] * 5, "choices decode side by side"
     assert len(finals) == 5 and [o.request_done for o in many.outputs].count(True) == 1
     assert many.outputs[-1].request_done
     assert len(set(texts.values())) > 1, "different choices draw different numbers"
-    same = _submit(engine, runner, "Words: ", SamplingParams(max_tokens=12, seed=3), constraint)
+    same = _submit(engine, runner, "Words: ", params.model_copy(update={"n": 1}), constraint)
     assert same.done.wait(30)
     assert _choice_texts(runner, same)[0] == texts[0]
 

@@ -172,3 +172,46 @@ def test_cancelling_by_request_id_stops_generation_in_the_decoder(triton: Triton
 
     asyncio.run(start_then_cancel())
     assert _wait_for_metric_above(triton, CANCELLED, before) > before
+
+
+def _ids_input(ids: list[int]) -> grpcclient.InferInput:
+    tensor = grpcclient.InferInput("input_ids", [1, len(ids)], "INT32")
+    tensor.set_data_from_numpy(np.array([ids], dtype=np.int32))
+    return tensor
+
+
+def test_token_id_prompt_with_n_choices_logprobs_and_echo(triton: TritonServer) -> None:
+    params = {"max_tokens": 5, "n": 3, "seed": 4, "logprobs": 2, "echo_prompt": True}
+    results, error = _stream(
+        triton,
+        [_ids_input([72, 101, 108]), _bytes_input("sampling_parameters", json.dumps(params))],
+    )
+    assert error is None
+    by_choice: dict[int, list] = {}
+    for result in results:
+        by_choice.setdefault(int(_field(result, "choice_index")), []).append(result)
+    assert sorted(by_choice) == [0, 1, 2]
+    details = [json.loads(_field(r, "details").decode() or "{}") for r in results]
+    prompts = [d["prompt"] for d in details if "prompt" in d]
+    assert len(prompts) == 1 and prompts[0]["truncated"] is False
+    assert len(prompts[0]["tokens"]) == 3 and prompts[0]["tokens"][0]["logprob"] is None
+    for choice_results in by_choice.values():
+        final = choice_results[-1]
+        assert _field(final, "finish_reason") in (b"stop", b"length")
+        assert int(_field(final, "prompt_tokens")) == 3
+        entries = [
+            entry
+            for r in choice_results
+            for entry in json.loads(_field(r, "details").decode() or "{}").get("logprobs", [])
+        ]
+        text = "".join(_field(r, "text_output").decode() for r in choice_results)
+        joined = b"".join(bytes.fromhex(entry["bytes"]) for entry in entries)
+        assert joined.decode("utf-8", "replace") == text
+        assert all(len(entry["top"]) == 2 for entry in entries)
+
+
+def test_a_prompt_must_be_text_or_ids_not_both(triton: TritonServer) -> None:
+    _, error = _stream(triton, [_ids_input([72]), _bytes_input("text_input", "x")])
+    assert error is not None and "exactly one of text_input or input_ids" in error
+    _, error = _stream(triton, [_ids_input([999_999])])
+    assert error is not None and "prompt token ids" in error

@@ -14,6 +14,7 @@ import torch
 import triton_python_backend_utils as pb_utils
 from pydantic import ValidationError
 
+from engine.details import encode_details
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
@@ -28,10 +29,9 @@ FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
 class _ResponseSink:
     """Turns engine outputs into Triton responses for one request."""
 
-    def __init__(self, sender, outbox: queue.SimpleQueue, prompt_tokens: int) -> None:
+    def __init__(self, sender, outbox: queue.SimpleQueue) -> None:
         self._sender = sender
         self._outbox = outbox
-        self._prompt_tokens = np.array([[prompt_tokens]], dtype=np.int32)
 
     def send(self, output: StepOutput) -> None:
         reason = output.finish_reason.value if output.finish_reason else ""
@@ -41,11 +41,15 @@ class _ResponseSink:
             pb_utils.Tensor(
                 "tokens_generated", np.array([[output.tokens_generated]], dtype=np.int32)
             ),
-            pb_utils.Tensor("prompt_tokens", self._prompt_tokens),
+            pb_utils.Tensor("prompt_tokens", np.array([[output.prompt_tokens]], dtype=np.int32)),
             pb_utils.Tensor("finish_reason", np.array([[reason.encode()]], dtype=np.object_)),
             pb_utils.Tensor("matched", np.array([[output.matched]], dtype=np.bool_)),
+            pb_utils.Tensor("choice_index", np.array([[output.choice_index]], dtype=np.int32)),
+            pb_utils.Tensor(
+                "details", np.array([[encode_details(output).encode()]], dtype=np.object_)
+            ),
         ]
-        flags = FINAL if output.is_final else 0
+        flags = FINAL if output.request_done else 0
         self._outbox.put((self._sender, pb_utils.InferenceResponse(output_tensors=tensors), flags))
 
     def fail(self, message: str, *, invalid_argument: bool) -> None:
@@ -198,7 +202,7 @@ class TritonPythonModel:
                     continue
                 prompt_ids, params, constraint = _parse(request)
             except ValueError as error:
-                _ResponseSink(sender, self.outbox, 0).fail(str(error), invalid_argument=True)
+                _ResponseSink(sender, self.outbox).fail(str(error), invalid_argument=True)
                 continue
             self.request_counter += 1
             self.engine.submit(
@@ -207,7 +211,7 @@ class TritonPythonModel:
                     prompt_ids=prompt_ids,
                     params=params,
                     constraint=constraint,
-                    sink=_ResponseSink(sender, self.outbox, len(prompt_ids)),
+                    sink=_ResponseSink(sender, self.outbox),
                 )
             )
         return None
