@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from frontend.api import cfg, health, regex, typed, validate
+from frontend.api import cfg, completions, health, models, regex, typed, validate
 from frontend.errors import install_error_handlers
 from frontend.metrics import install_metrics
 from frontend.settings import Settings
@@ -48,6 +48,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     install_metrics(app)
-    for module in (health, regex, cfg, typed, validate):
+    for module in (health, regex, cfg, typed, validate, completions, models):
         app.include_router(module.router)
     return app

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fastapi import Request
 
@@ -13,6 +15,8 @@ from engine.params import Constraint, SamplingParams
 from frontend.errors import APIError
 
 DISCONNECT_POLL_S = 0.25
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,15 @@ async def _collect(
 async def collect_completion(
     request: Request, prompt: str, params: SamplingParams, constraint: Constraint
 ) -> Completion:
-    """Runs a generation to its end, cancelling it if the client disconnects
-    (uvicorn does not cancel a handler whose client left)."""
-    task = asyncio.ensure_future(_collect(request, prompt, params, constraint))
+    """Runs a generation to its end, cancelling it if the client disconnects."""
+    return await until_disconnected(request, _collect(request, prompt, params, constraint))
+
+
+async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """Awaits ``work``, cancelling it if the HTTP client disconnects first
+    (uvicorn does not cancel a handler whose client left); cancelling a
+    generation's iteration cancels it in the decoder."""
+    task = asyncio.ensure_future(work)
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)

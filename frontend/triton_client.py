@@ -9,6 +9,7 @@ timeout, error) cancels that stream, which Triton turns into
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -35,12 +36,22 @@ class Chunk:
     prompt_tokens: int
     finish_reason: str | None
     matched: bool
+    choice_index: int = 0
+    details: dict | None = None
+    """Logprobs and echoed prompt, as the detokenizer describes them
+    (engine/details.py); None when the request asked for neither."""
 
 
 def _bytes_input(name: str, value: str) -> grpcclient.InferInput:
     array = np.array([[value.encode("utf-8")]], dtype=np.object_)
     tensor = grpcclient.InferInput(name, list(array.shape), "BYTES")
     tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def _ids_input(ids: list[int]) -> grpcclient.InferInput:
+    tensor = grpcclient.InferInput("input_ids", [1, len(ids)], "INT32")
+    tensor.set_data_from_numpy(np.array([ids], dtype=np.int32))
     return tensor
 
 
@@ -56,6 +67,8 @@ def _to_chunk(result: grpcclient.InferResult) -> Chunk:
         prompt_tokens=int(_scalar(result, "prompt_tokens")),
         finish_reason=reason or None,
         matched=bool(_scalar(result, "matched")),
+        choice_index=int(_scalar(result, "choice_index")),
+        details=json.loads(details) if (details := _scalar(result, "details")) else None,
     )
 
 
@@ -97,14 +110,19 @@ class TritonEngineClient:
             return False
 
     async def generate(
-        self, prompt: str, params: SamplingParams, constraint: Constraint
+        self, prompt: str | list[int], params: SamplingParams, constraint: Constraint
     ) -> AsyncIterator[Chunk]:
-        """Yields the ensemble's responses until the final one."""
+        """Yields the ensemble's responses until the request's final one.
+
+        ``prompt`` is text, or token ids the model reads as they are.
+        """
         request_id = uuid.uuid4().hex
         request = {
             "model_name": self._model,
             "inputs": [
-                _bytes_input("text_input", prompt),
+                _bytes_input("text_input", prompt)
+                if isinstance(prompt, str)
+                else _ids_input(prompt),
                 _bytes_input("sampling_parameters", params.model_dump_json(exclude_none=True)),
                 _bytes_input("constraint_type", constraint.type.value),
                 _bytes_input("constraint", constraint.value),
@@ -123,7 +141,7 @@ class TritonEngineClient:
                     finished = True  # Triton ended it
                     raise _as_api_error(error)
                 chunk = _to_chunk(result)
-                finished = chunk.finish_reason is not None
+                finished = result.get_response().parameters["triton_final_response"].bool_param
                 yield chunk
                 if finished:
                     return

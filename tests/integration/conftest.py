@@ -11,18 +11,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 
 from triton_runtime.server import FrontendServer, TritonServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "test-key-0123456789"
+MODEL_NAME = "tiny-demo"
 
 
 @dataclass(frozen=True)
 class Service:
     triton: TritonServer
     frontend: FrontendServer
+
+    def sdk(self, *, api_key: str = API_KEY, timeout: float = 120.0) -> openai.OpenAI:
+        """The official SDK, pointed at the frontend."""
+        return openai.OpenAI(
+            base_url=f"{self.frontend.url}/v1", api_key=api_key, timeout=timeout, max_retries=0
+        )
 
     def client(self, *, api_key: str | None = API_KEY, timeout: float = 120.0) -> httpx.Client:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -48,7 +56,7 @@ def triton(
 def service(triton: TritonServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     logs = tmp_path_factory.mktemp("frontend-logs")
     frontend = FrontendServer(
-        env={"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY},
+        env={"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY, "CT_MODEL_NAME": MODEL_NAME},
         log_file=logs / "frontend.log",
     )
     with frontend:

@@ -1,0 +1,40 @@
+"""``POST /v1/completions`` and ``POST /completions``: OpenAI-style text completions."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+
+from frontend.auth import require_api_key
+from frontend.completions import service
+from frontend.completions.plan import plan_completion
+from frontend.completions.schemas import Completion, CompletionRequest
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compatible"])
+
+
+@router.post(
+    "/v1/completions",
+    response_model=Completion,
+    response_model_exclude_none=True,
+    summary="Text completion, optionally constrained (grammar, response_format, tools)",
+)
+@router.post(
+    "/completions",
+    response_model=Completion,
+    response_model_exclude_none=True,
+    summary="The same endpoint at the path completions-extended.txt documents",
+)
+async def create_completion(
+    body: CompletionRequest, request: Request
+) -> Completion | StreamingResponse:
+    plan = plan_completion(body, request.app.state.settings.model_name)
+    if plan.user:
+        logger.info("completion for user %s", plan.user)
+    if plan.stream:
+        return await service.stream(request, plan)
+    return await service.complete(request, plan)

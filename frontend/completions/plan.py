@@ -1,0 +1,248 @@
+"""From a completions request to what the pipeline runs: the one place that
+decides what is supported.
+
+Every documented field either becomes part of the plan or is refused here
+with a 400 naming it; nothing is dropped on the way.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+
+from engine.params import DEFAULT_DRY_SEQUENCE_BREAKERS, SamplingParams
+from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
+from frontend.errors import APIError
+from grammar_compiler import ConstraintError
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.openai_constraints import grammar_constraint, response_format_constraint
+from grammar_compiler.tools import tools_constraint
+
+# Mirostat's documented defaults, used when only one of its fields is given.
+MIROSTAT_TARGET = 1.5
+MIROSTAT_LR = 0.1
+# Sequences one request may generate (prompts x best_of), to bound its cost.
+MAX_SEQUENCES_PER_REQUEST = 256
+
+
+@dataclass(frozen=True)
+class CompletionPlan:
+    model: str
+    prompts: list[str | list[int]]
+    params: SamplingParams
+    """What each prompt's decoder request runs; ``params.n`` counts best_of."""
+    choices_per_prompt: int
+    """``n``: the choices returned per prompt (the best by log probability
+    when best_of generated more)."""
+    constraint: CanonicalConstraint | None
+    calls_tools: bool
+    """The output may be tool calls: parse them and report ``tool_calls``."""
+    logprobs: int | None
+    echo: bool
+    suffix: str
+    stream: bool
+    user: str | None
+
+    @property
+    def ranks_choices(self) -> bool:
+        return self.params.n > self.choices_per_prompt
+
+
+def plan_completion(body: CompletionRequest, served_model: str) -> CompletionPlan:
+    """Validates everything a field's type alone cannot and builds the plan."""
+    if body.model not in (served_model, "default"):
+        raise APIError(
+            404,
+            f"The model `{body.model}` does not exist; this server serves `{served_model}` "
+            '(or use "default").',
+            param="model",
+            code="model_not_found",
+        )
+    if body.images:
+        raise APIError(
+            400,
+            f"images: the served model `{served_model}` is text-only and cannot read images",
+            param="images",
+        )
+    prompts = _prompts(body.prompt)
+    n = body.n or 1
+    best_of = body.best_of or n
+    if best_of < n:
+        raise APIError(400, f"best_of ({best_of}) must be at least n ({n})", param="best_of")
+    if best_of > n and body.stream:
+        raise APIError(
+            400,
+            "best_of > n cannot be streamed: the best choices are known only at the end",
+            param="best_of",
+        )
+    if len(prompts) * best_of > MAX_SEQUENCES_PER_REQUEST:
+        raise APIError(
+            400,
+            f"{len(prompts)} prompts x {best_of} choices exceeds {MAX_SEQUENCES_PER_REQUEST} "
+            "sequences per request",
+            param="n" if best_of == n else "best_of",
+        )
+    constraint, calls_tools = _constraint(body)
+    params = _sampling(body, best_of)
+    return CompletionPlan(
+        model=served_model,
+        prompts=prompts,
+        params=params,
+        choices_per_prompt=n,
+        constraint=constraint,
+        calls_tools=calls_tools,
+        logprobs=body.logprobs,
+        echo=bool(body.echo),
+        suffix=body.suffix or "",
+        stream=bool(body.stream),
+        user=body.user,
+    )
+
+
+def _prompts(prompt: str | list) -> list[str | list[int]]:
+    if isinstance(prompt, str):
+        return [prompt]
+    if all(isinstance(item, int) for item in prompt):
+        return [list(prompt)]
+    return list(prompt)
+
+
+def _stops(stop: str | list[str] | None) -> tuple[str, ...]:
+    stops = [stop] if isinstance(stop, str) else list(stop or [])
+    if len(stops) > MAX_STOP_SEQUENCES:
+        raise APIError(
+            400,
+            f"stop: at most {MAX_STOP_SEQUENCES} sequences, got {len(stops)}",
+            param="stop",
+        )
+    if any(not item for item in stops):
+        raise APIError(400, "stop: sequences must not be empty", param="stop")
+    return tuple(stops)
+
+
+def _logit_bias(bias: dict[str, float] | None) -> dict[int, float]:
+    parsed = {}
+    for key, value in (bias or {}).items():
+        if not key.isdigit():
+            raise APIError(400, f"logit_bias: keys are token ids, got {key!r}", param="logit_bias")
+        if not -100.0 <= value <= 100.0:
+            raise APIError(
+                400,
+                f"logit_bias[{key}]: {value} is outside -100..100",
+                param="logit_bias",
+            )
+        parsed[int(key)] = value
+    return parsed
+
+
+def _mirostat(body: CompletionRequest) -> tuple[float | None, float]:
+    """Either field enables Mirostat; the other takes its documented default."""
+    if body.mirostat_target is None and body.mirostat_lr is None:
+        return None, MIROSTAT_LR
+    target = body.mirostat_target if body.mirostat_target is not None else MIROSTAT_TARGET
+    return target, body.mirostat_lr if body.mirostat_lr is not None else MIROSTAT_LR
+
+
+def _sampling(body: CompletionRequest, sequences: int) -> SamplingParams:
+    mirostat_target, mirostat_lr = _mirostat(body)
+    # best_of ranks choices by their log probability, so it needs them computed.
+    logprobs = body.logprobs
+    if logprobs is None and sequences > (body.n or 1):
+        logprobs = 0
+    return SamplingParams(
+        max_tokens=body.max_tokens or 16,
+        temperature=1.0 if body.temperature is None else body.temperature,
+        top_k=body.top_k or 0,
+        top_p=1.0 if body.top_p is None else body.top_p,
+        min_p=body.min_p or 0.0,
+        repetition_penalty=1.0 if body.repetition_penalty is None else body.repetition_penalty,
+        presence_penalty=body.presence_penalty or 0.0,
+        frequency_penalty=body.frequency_penalty or 0.0,
+        stop=_stops(body.stop),
+        seed=body.seed,
+        # The model decides when a complete output ends (end-of-sequence, which
+        # the constraint allows only where the output is complete).
+        stop_after_match=False,
+        ignore_eos=bool(body.ignore_eos),
+        logit_bias=_logit_bias(body.logit_bias),
+        dry_multiplier=body.dry_multiplier or 0.0,
+        dry_base=1.75 if body.dry_base is None else body.dry_base,
+        dry_allowed_length=2 if body.dry_allowed_length is None else body.dry_allowed_length,
+        dry_sequence_breakers=(
+            DEFAULT_DRY_SEQUENCE_BREAKERS
+            if body.dry_sequence_breakers is None
+            else tuple(body.dry_sequence_breakers)
+        ),
+        mirostat_target=mirostat_target,
+        mirostat_lr=mirostat_lr,
+        n=sequences,
+        logprobs=logprobs,
+        echo_prompt=bool(body.echo),
+        context_overflow=body.context_length_exceeded_behavior or "truncate",
+        truncate_prompt=bool(body.truncate_sequence),
+    )
+
+
+def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bool]:
+    """The one constraint of the request, from whichever field gives it."""
+    tool_choice = body.tool_choice
+    if tool_choice is not None and not body.tools:
+        raise APIError(400, "tool_choice: needs tools", param="tool_choice")
+    sources = []
+    if body.grammar is not None:
+        sources.append("grammar")
+    if body.response_format is not None and body.response_format.type != "text":
+        sources.append("response_format")
+    uses_tools = bool(body.tools) and tool_choice != "none"
+    if uses_tools:
+        sources.append("tools")
+    if len(sources) > 1:
+        raise APIError(
+            400,
+            f"{' and '.join(sources)} both constrain the output; give only one",
+            param=sources[1],
+        )
+    try:
+        if body.grammar is not None:
+            return _grammar(body.grammar.type, _as_text(body.grammar.value)), False
+        if "response_format" in sources:
+            return (
+                _response_format(
+                    body.response_format.model_dump_json(by_alias=True, exclude_none=True)
+                ),
+                False,
+            )
+        if body.tools:  # checked even under tool_choice "none"
+            tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
+            choice = (
+                tool_choice.model_dump_json()
+                if tool_choice is not None and not isinstance(tool_choice, str)
+                else json.dumps(tool_choice or "auto")
+            )
+            constraint = _tools(tools, choice)
+            return constraint, constraint is not None
+    except ConstraintError as error:
+        raise APIError(400, str(error), param=getattr(error, "field", None)) from None
+    return None, False
+
+
+def _as_text(value: str | dict) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+# Translations are cached by their text: a client that sends the same schema
+# with every request pays for the translation once (errors are not cached).
+@functools.lru_cache(maxsize=512)
+def _grammar(kind: str, value: str) -> CanonicalConstraint:
+    return grammar_constraint(kind, value)
+
+
+@functools.lru_cache(maxsize=512)
+def _response_format(response_format: str) -> CanonicalConstraint:
+    return response_format_constraint(json.loads(response_format))
+
+
+@functools.lru_cache(maxsize=512)
+def _tools(tools: str, tool_choice: str) -> CanonicalConstraint:
+    return tools_constraint(json.loads(tools), json.loads(tool_choice))

@@ -1,0 +1,175 @@
+"""Running a completion plan against the pipeline: collected or streamed.
+
+Each prompt is one decoder request; several prompts run concurrently and
+their chunks are merged as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+from fastapi import Request
+from fastapi.responses import StreamingResponse
+
+from engine.params import Constraint, ConstraintType
+from frontend.completions.choices import PromptRun
+from frontend.completions.plan import CompletionPlan
+from frontend.completions.schemas import Completion, Usage
+from frontend.errors import APIError, openai_error_body
+from frontend.generation import until_disconnected
+from frontend.metrics import TOKENS
+from frontend.triton_client import Chunk, TritonEngineClient
+
+logger = logging.getLogger(__name__)
+
+
+def _decoder_constraint(plan: CompletionPlan) -> Constraint:
+    if plan.constraint is None:
+        return Constraint()
+    return Constraint(type=ConstraintType(plan.constraint.kind), value=plan.constraint.value)
+
+
+async def _merged_chunks(
+    engine: TritonEngineClient, plan: CompletionPlan, runs: list[PromptRun]
+) -> AsyncIterator[tuple[PromptRun, Chunk]]:
+    """Every prompt's chunks, interleaved as they arrive; leaving early cancels
+    every generation still running."""
+    constraint = _decoder_constraint(plan)
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def pump(run: PromptRun) -> None:
+        try:
+            async with contextlib.aclosing(
+                engine.generate(run.prompt, plan.params, constraint)
+            ) as chunks:
+                async for chunk in chunks:
+                    await queue.put((run, chunk, None))
+            await queue.put((run, None, None))
+        except Exception as error:  # handed to the consumer, which raises it
+            await queue.put((run, None, error))
+
+    tasks = [asyncio.ensure_future(pump(run)) for run in runs]
+    try:
+        remaining = len(tasks)
+        while remaining:
+            run, chunk, error = await queue.get()
+            if error is not None:
+                raise error
+            if chunk is None:
+                remaining -= 1
+                continue
+            yield run, chunk
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _usage(runs: list[PromptRun]) -> Usage:
+    prompt = sum(run.prompt_tokens for run in runs)
+    completion = sum(run.completion_tokens for run in runs)
+    TOKENS.labels("prompt").inc(prompt)
+    TOKENS.labels("completion").inc(completion)
+    return Usage(
+        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+    )
+
+
+def _runs(plan: CompletionPlan) -> list[PromptRun]:
+    return [PromptRun(plan, index, prompt) for index, prompt in enumerate(plan.prompts)]
+
+
+async def complete(request: Request, plan: CompletionPlan) -> Completion:
+    """The whole completion in one response."""
+    runs = _runs(plan)
+    created = int(time.time())
+
+    async def collect() -> None:
+        async with contextlib.aclosing(
+            _merged_chunks(request.app.state.engine, plan, runs)
+        ) as chunks:
+            async for run, chunk in chunks:
+                run.add(chunk)
+
+    await until_disconnected(request, collect())
+    return Completion(
+        id=f"cmpl-{uuid.uuid4().hex}",
+        created=created,
+        model=plan.model,
+        choices=[choice for run in runs for choice in run.best_choices()],
+        usage=_usage(runs),
+    )
+
+
+def _event(payload: dict | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()
+
+
+async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
+    """Server-sent events: one per piece of a choice, then usage, then [DONE].
+
+    The first chunk is awaited before answering, so a request the pipeline
+    refuses (a grammar that fails to compile) gets a proper HTTP error.
+    """
+    runs = _runs(plan)
+    completion_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
+    chunks = _merged_chunks(request.app.state.engine, plan, runs)
+    try:
+        first = await anext(chunks)
+    except StopAsyncIteration:
+        first = None
+    except BaseException:
+        await chunks.aclose()
+        raise
+
+    def event(choices: list[dict], usage: Usage | None = None) -> bytes:
+        body = {
+            "id": completion_id,
+            "object": "text_completion",
+            "created": created,
+            "model": plan.model,
+            "choices": choices,
+        }
+        if usage is not None:
+            body["usage"] = usage.model_dump()
+        return _event(body)
+
+    def piece_event(run: PromptRun, chunk: Chunk) -> bytes | None:
+        index, piece = run.add(chunk)
+        if piece.is_empty:
+            return None
+        choice = {
+            "index": index,
+            "text": piece.text,
+            "logprobs": piece.logprobs.model_dump() if piece.logprobs else None,
+            "finish_reason": piece.finish_reason,
+        }
+        if piece.tool_calls:
+            choice["tool_calls"] = [call.model_dump() for call in piece.tool_calls]
+        return event([choice])
+
+    async def events() -> AsyncIterator[bytes]:
+        try:
+            if first is not None:
+                if (data := piece_event(*first)) is not None:
+                    yield data
+                async for run, chunk in chunks:
+                    if (data := piece_event(run, chunk)) is not None:
+                        yield data
+            yield event([], _usage(runs))
+        except APIError as error:
+            yield _event(openai_error_body(error))
+        finally:
+            await chunks.aclose()
+        yield _event("[DONE]")
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )

@@ -1,0 +1,138 @@
+"""The completions request -> plan step, and legacy logprobs formatting:
+what is refused, with which field named, and how defaults fill in."""
+
+from __future__ import annotations
+
+import pytest
+
+from frontend.completions.logprobs import LogprobsBuilder, token_text
+from frontend.completions.plan import plan_completion
+from frontend.completions.schemas import CompletionRequest
+from frontend.errors import APIError
+
+
+def _plan(**fields):
+    fields.setdefault("prompt", "x")
+    return plan_completion(CompletionRequest(model="m", **fields), "m")
+
+
+def _refused(**fields) -> APIError:
+    with pytest.raises(APIError) as caught:
+        _plan(**fields)
+    return caught.value
+
+
+def test_defaults_follow_the_documents() -> None:
+    plan = _plan()
+    params = plan.params
+    assert params.max_tokens == 16 and params.temperature == 1.0 and params.top_p == 1.0
+    assert params.n == 1 and params.logprobs is None and params.mirostat_target is None
+    assert params.dry_multiplier == 0.0 and params.context_overflow == "truncate"
+    assert not params.stop_after_match, "the model ends a complete output, not the server"
+    assert plan.constraint is None and plan.prompts == ["x"]
+
+
+def test_explicit_nulls_mean_defaults() -> None:
+    params = _plan(temperature=None, max_tokens=None, n=None, top_p=None).params
+    assert (params.temperature, params.max_tokens, params.n, params.top_p) == (1.0, 16, 1, 1.0)
+
+
+def test_either_mirostat_field_enables_it_with_the_other_defaulted() -> None:
+    assert _plan(mirostat_lr=0.3).params.mirostat_target == 1.5
+    params = _plan(mirostat_target=4.0).params
+    assert (params.mirostat_target, params.mirostat_lr) == (4.0, 0.1)
+
+
+def test_best_of_generates_more_and_needs_their_logprobs() -> None:
+    plan = _plan(n=2, best_of=5)
+    assert plan.params.n == 5 and plan.choices_per_prompt == 2 and plan.ranks_choices
+    assert plan.params.logprobs == 0 and plan.logprobs is None
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("a", ["a"]),
+        (["a", "b"], ["a", "b"]),
+        ([1, 2], [[1, 2]]),
+        ([[1], [2, 3]], [[1], [2, 3]]),
+    ],
+)
+def test_prompt_forms(prompt, expected) -> None:
+    assert plan_completion(CompletionRequest(model="m", prompt=prompt), "m").prompts == expected
+
+
+@pytest.mark.parametrize("prompt", [[], [[]], ["a", 1], [1.5], [-1], True])
+def test_malformed_prompts_fail_validation(prompt) -> None:
+    with pytest.raises(ValueError):
+        CompletionRequest(model="m", prompt=prompt)
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "param"),
+    [
+        ({"images": ["data:image/png;base64,AA"]}, 400, "images"),
+        ({"n": 3, "best_of": 2}, 400, "best_of"),
+        ({"best_of": 2, "stream": True}, 400, "best_of"),
+        ({"stop": ["1", "2", "3", "4", "5"]}, 400, "stop"),
+        ({"stop": [""]}, 400, "stop"),
+        ({"logit_bias": {"ten": 1.0}}, 400, "logit_bias"),
+        ({"logit_bias": {"10": 101.0}}, 400, "logit_bias"),
+        ({"tool_choice": "auto"}, 400, "tool_choice"),
+        ({"grammar": {"type": "regex", "value": "(a"}}, 400, "grammar.value"),
+        (
+            {
+                "grammar": {"type": "regex", "value": "a"},
+                "response_format": {"type": "json_object"},
+            },
+            400,
+            "response_format",
+        ),
+    ],
+)
+def test_refusals_name_the_field(fields: dict, status: int, param: str) -> None:
+    error = _refused(**fields)
+    assert (error.status, error.param) == (status, param), error.message
+
+
+def test_unknown_model_is_404_model_not_found() -> None:
+    with pytest.raises(APIError) as caught:
+        plan_completion(CompletionRequest(model="other", prompt="x"), "m")
+    assert (caught.value.status, caught.value.code) == (404, "model_not_found")
+    assert plan_completion(CompletionRequest(model="default", prompt="x"), "m").model == "m"
+
+
+def test_too_many_sequences_are_refused() -> None:
+    assert _refused(prompt=["a"] * 3, n=100).param == "n"
+
+
+def test_constraint_sources() -> None:
+    assert _plan(response_format={"type": "text"}).constraint is None
+    json_mode = _plan(response_format={"type": "json_object"}).constraint
+    assert json_mode.judge('{"a": 1}') is None and json_mode.judge("[1]") is not None
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    assert _plan(tools=tools).calls_tools
+    none = _plan(tools=tools, tool_choice="none")
+    assert none.constraint is None and not none.calls_tools
+    bad_tools = [{"type": "function", "function": {"name": "bad name"}}]
+    assert _refused(tools=bad_tools, tool_choice="none").param == "tools[0].function.name"
+
+
+def test_token_text_marks_partial_characters() -> None:
+    assert token_text("é".encode()) == "é"
+    assert token_text(b"\xc3") == "bytes:\\xc3"
+
+
+def test_text_offsets_count_characters_and_split_characters_start_where_they_begin() -> None:
+    builder = LogprobsBuilder()
+    entries = [
+        {"bytes": b"a".hex(), "logprob": -0.5, "top": [[b"b".hex(), -1.0]]},
+        {"bytes": b"\xe6\x97".hex(), "logprob": -1.0, "top": []},
+        {"bytes": b"\xa5x".hex(), "logprob": -2.0, "top": []},
+        {"bytes": b"y".hex(), "logprob": -0.1, "top": []},
+    ]
+    first = builder.add(entries[:2])
+    second = builder.add(entries[2:])  # offsets carry on across streamed chunks
+    assert first.text_offset + second.text_offset == [0, 1, 1, 3]  # text "a日xy"
+    assert first.top_logprobs[0] == {"b": -1.0, "a": -0.5}, "the chosen token is always there"
+    assert first.tokens == ["a", "bytes:\\xe6\\x97"]
