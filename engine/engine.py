@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
@@ -101,6 +101,7 @@ class Engine:
         max_batch_size: int = 64,
         cancel_poll_interval_s: float = 0.05,
         compile_budget_s: float = 30.0,
+        mask_threads: int = 2,
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
@@ -117,6 +118,8 @@ class Engine:
         # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
         self._prompt_logprobs: dict[str, list[TokenLogprob | None]] = {}
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, runner.vocab_size)
+        self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=mask_threads)
+        self._mask_pool = ThreadPoolExecutor(1, thread_name_prefix="token-masks")
         self._last_cancel_poll = 0.0
         self._cancel_ids: set[str] = set()
         self._cancel_lock = threading.Lock()
@@ -153,6 +156,7 @@ class Engine:
             waiting.request.sink.fail("server is shutting down", invalid_argument=False)
         self._fail_rows(self._running, "server is shutting down")
         self._grammars.shutdown()
+        self._mask_pool.shutdown(wait=False)
 
     # -- loop ---------------------------------------------------------------
 
@@ -246,6 +250,11 @@ class Engine:
         self._stepping = rows
         if not rows:
             return
+        if len(rows) > self._bitmask.shape[0]:  # one request's n exceeds the batch size
+            self._bitmask = xgr.allocate_token_bitmask(len(rows), self._runner.vocab_size)
+        # The running rows' matchers already know their state: their masks are
+        # filled on other threads while the model runs.
+        masks = self._fill_masks_async(self._running, first_row=0)
         logits_parts = []
         if self._running:
             logits_parts.append(
@@ -256,6 +265,8 @@ class Engine:
         raw_logits = (
             logits.clone() if any(a.request.params.logprobs is not None for a in rows) else None
         )
+        self._fill_masks_async(admitted, first_row=len(self._running)).result()
+        masks.result()
         tokens = self._sample(logits, rows)
         logprobs = self._logprobs(raw_logits, rows, tokens)
         for active, token in zip(rows, tokens, strict=True):
@@ -366,17 +377,26 @@ class Engine:
             for index in range(params.n)
         ]
 
+    def _fill_masks_async(self, rows: list[_Active], *, first_row: int) -> Future[None]:
+        """Fills the bitmask rows of ``rows``' constrained matchers with
+        xgrammar's batch API (its own thread pool), off this thread."""
+        constrained = [(first_row + i, a.matcher) for i, a in enumerate(rows) if a.matcher]
+        if not constrained:
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+        indices, matchers = (list(part) for part in zip(*constrained, strict=True))
+        return self._mask_pool.submit(
+            self._batch_matcher.batch_fill_next_token_bitmask, matchers, self._bitmask, indices
+        )
+
     def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
         sampling_rows = [active.sampling for active in rows]
         apply_penalties(logits, sampling_rows)
         constrained = [i for i, active in enumerate(rows) if active.matcher is not None]
         if constrained:
-            if len(rows) > self._bitmask.shape[0]:  # one request's n exceeds the batch size
-                self._bitmask = xgr.allocate_token_bitmask(len(rows), self._runner.vocab_size)
-            bitmask = self._bitmask[: len(rows)]
-            for i in constrained:
-                rows[i].matcher.fill_next_token_bitmask(bitmask, i)
-            xgr.apply_token_bitmask_inplace(logits, bitmask.to(logits.device), indices=constrained)
+            bitmask = self._bitmask[: len(rows)].to(logits.device, non_blocking=True)
+            xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained)
         eos = list(self._runner.eos_token_ids)
         for i, active in enumerate(rows):
             if active.request.params.ignore_eos:

@@ -396,20 +396,27 @@ def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
     ).unsqueeze(1)
     filtered = _filter_top_k_top_p_min_p(logits / temperatures, rows)
     filtered = _mirostat_truncate(filtered, rows)
-    noise = torch.stack(
-        [
-            _gumbel_noise(logits.shape[-1], None if g else row.generator)
-            for g, row in zip(greedy, rows, strict=True)
-        ]
-    ).to(logits.device, logits.dtype)
+    noise = _gumbel_noise(logits.shape[-1], rows, greedy).to(logits.device, logits.dtype)
     tokens = (filtered + noise).argmax(dim=-1)
     _mirostat_update(filtered, tokens, rows)
     return tokens.tolist()
 
 
-def _gumbel_noise(size: int, generator: torch.Generator | None) -> torch.Tensor:
-    """Gumbel(0, 1) noise from the row's own generator; zeros for greedy rows."""
-    if generator is None:
-        return torch.zeros(size)
-    uniform = torch.rand(size, generator=generator).clamp_(1e-10, 1.0 - 1e-7)
-    return -torch.log(-torch.log(uniform))
+def _gumbel_noise(size: int, rows: Sequence[SamplingRow], greedy: list[bool]) -> torch.Tensor:
+    """Gumbel(0, 1) noise ``[rows, size]``, zeros for greedy rows.
+
+    Each row draws its uniforms from its own generator (so a seeded row's
+    numbers do not depend on its neighbours); the logarithms run once for the
+    whole batch, which is most of the cost.
+    """
+    if all(greedy):
+        return torch.zeros(len(rows), size)
+    uniform = torch.stack(
+        [
+            torch.ones(size) if g else torch.rand(size, generator=row.generator)
+            for g, row in zip(greedy, rows, strict=True)
+        ]
+    ).clamp_(1e-10, 1.0 - 1e-7)
+    noise = -torch.log(-torch.log(uniform))
+    noise[torch.tensor(greedy)] = 0.0
+    return noise

@@ -450,3 +450,45 @@ def test_out_of_vocabulary_ids_are_refused(engine: Engine, runner: ModelRunner) 
         )
     )
     assert sink.done.wait(30) and sink.error[1] and "prompt token ids" in sink.error[0]
+
+
+def test_greedy_outputs_under_concurrency_equal_the_same_requests_alone(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    """Batching must not change results: left padding and masks keep each
+    row's logits equal to a solo run within float tolerance (see
+    test_batched_decode_matches_one_at_a_time), far below the gap between
+    the top two logits at greedy choices of this model."""
+    prompts = [f"Item {i}: " + "x" * i for i in range(6)]
+    constraint = Constraint(type=ConstraintType.REGEX, value="[a-z0-9 ]{4,30}")
+    params = SamplingParams(max_tokens=24, temperature=0, stop_after_match=False)
+    alone = []
+    for prompt in prompts:
+        sink = _submit(engine, runner, prompt, params, constraint)
+        assert sink.done.wait(30)
+        alone.append(_text(runner, sink))
+    together = [_submit(engine, runner, prompt, params, constraint) for prompt in prompts]
+    assert all(sink.done.wait(60) for sink in together)
+    assert [_text(runner, sink) for sink in together] == alone
+
+
+def test_cancellation_frees_the_slot_for_a_waiting_request(runner: ModelRunner) -> None:
+    engine = Engine(
+        runner, GrammarCache(runner.tokenizer_info), max_batch_size=2, cancel_poll_interval_s=0.0
+    )
+    engine.start()
+    try:
+        endless = SamplingParams(max_tokens=100_000, ignore_eos=True)
+        first = _submit(engine, runner, "one", endless)
+        second = _submit(engine, runner, "two", endless)
+        assert first.first_output.wait(30) and second.first_output.wait(30)
+        waiting = _submit(engine, runner, "three", SamplingParams(max_tokens=3, ignore_eos=True))
+        time.sleep(0.3)
+        assert not waiting.outputs, "the batch is full: the third request waits"
+        first.cancelled = True
+        assert waiting.done.wait(30), "the cancelled request's slot went to the waiting one"
+        assert not second.done.is_set()
+        second.cancelled = True
+        assert second.done.wait(30)
+    finally:
+        engine.shutdown()
