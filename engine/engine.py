@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 import xgrammar as xgr
+from transformers import DynamicCache
 
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
@@ -69,6 +70,21 @@ class _RequestState:
 
 
 @dataclass
+class _Prefill:
+    """A request whose prompt is being run, a chunk per step, so long prompts
+    do not stall the running batch; its choices join when it is done."""
+
+    choices: list[_Active]
+    cache: DynamicCache | None = None
+    done_tokens: int = 0
+    prompt_logits: list[torch.Tensor] = field(default_factory=list)  # echo with logprobs
+
+    @property
+    def request(self) -> GenerationRequest:
+        return self.choices[0].request
+
+
+@dataclass
 class _Active:
     """One choice of a request in the running batch (or being prefilled this step)."""
 
@@ -102,6 +118,7 @@ class Engine:
         cancel_poll_interval_s: float = 0.05,
         compile_budget_s: float = 30.0,
         mask_threads: int = 2,
+        prefill_chunk_tokens: int = 512,
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
@@ -112,6 +129,8 @@ class Engine:
         self._metrics = metrics or EngineMetrics()
         self._inbox: queue.SimpleQueue[GenerationRequest | None] = queue.SimpleQueue()
         self._waiting: list[_Waiting] = []
+        self._prefilling: list[_Prefill] = []
+        self._prefill_chunk_tokens = prefill_chunk_tokens
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
         self._batch = RunningBatch()
@@ -154,7 +173,10 @@ class Engine:
             self._thread.join(timeout_s)
         for waiting in self._waiting:
             waiting.request.sink.fail("server is shutting down", invalid_argument=False)
-        self._fail_rows(self._running, "server is shutting down")
+        self._fail_rows(
+            self._running + [a for p in self._prefilling for a in p.choices],
+            "server is shutting down",
+        )
         self._grammars.shutdown()
         self._mask_pool.shutdown(wait=False)
 
@@ -162,7 +184,7 @@ class Engine:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            idle = not self._waiting and not self._running
+            idle = not self._waiting and not self._running and not self._prefilling
             try:
                 self._drain_inbox(block=idle)
                 self.step()
@@ -245,13 +267,13 @@ class Engine:
     def step(self) -> None:
         """One iteration: admit, prefill, decode, mask, sample, emit."""
         self._poll_cancellations()
-        admitted = self._admit()
-        rows = self._running + admitted
-        self._stepping = rows
-        if not rows:
+        self._prefilling.extend(self._admit())
+        self._stepping = self._running + [a for p in self._prefilling for a in p.choices]
+        if not self._stepping:
             return
-        if len(rows) > self._bitmask.shape[0]:  # one request's n exceeds the batch size
-            self._bitmask = xgr.allocate_token_bitmask(len(rows), self._runner.vocab_size)
+        rows_at_most = len(self._stepping)
+        if rows_at_most > self._bitmask.shape[0]:  # one request's n exceeds the batch size
+            self._bitmask = xgr.allocate_token_bitmask(rows_at_most, self._runner.vocab_size)
         # The running rows' matchers already know their state: their masks are
         # filled on other threads while the model runs.
         masks = self._fill_masks_async(self._running, first_row=0)
@@ -260,7 +282,11 @@ class Engine:
             logits_parts.append(
                 self._runner.decode(self._batch, [active.last_token for active in self._running])
             )
-        logits_parts.extend(self._prefill(admitted))
+        admitted, prefilled = self._prefill_some()
+        logits_parts.extend(prefilled)
+        rows = self._running + admitted
+        if not rows:  # only prompt chunks ran this step
+            return
         logits = torch.cat(logits_parts)[:, : self._runner.vocab_size]
         raw_logits = (
             logits.clone() if any(a.request.params.logprobs is not None for a in rows) else None
@@ -276,28 +302,43 @@ class Engine:
         self._running = [rows[i] for i in keep]
         self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
 
-    def _prefill(self, admitted: list[_Active]) -> list[torch.Tensor]:
-        """Runs each new request's prompt once; its choices share the cache.
+    def _prefill_some(self) -> tuple[list[_Active], list[torch.Tensor]]:
+        """Runs prompt chunks, oldest request first, up to the step's token budget.
 
-        Returns next-token logits, one row per admitted choice.
+        Returns the choices of the requests whose prompts are now complete and
+        their next-token logits (one row per choice). Choices share their
+        request's cache: it joins the batch once, repeated.
         """
-        parts = []
-        for active in admitted:
-            if active.choice_index:  # a later choice: its first row came with choice 0
-                continue
-            request, state = active.request, active.state
-            n = request.params.n
-            if state.prompt_pending and request.params.logprobs is not None:
-                all_logits, cache = self._runner.prefill_all(request.prompt_ids)
+        budget = self._prefill_chunk_tokens
+        admitted: list[_Active] = []
+        parts: list[torch.Tensor] = []
+        while self._prefilling and budget > 0:
+            prefill = self._prefilling[0]
+            request = prefill.request
+            prompt = request.prompt_ids
+            keep_all = prefill.choices[0].state.prompt_pending and (
+                request.params.logprobs is not None
+            )
+            chunk = prompt[prefill.done_tokens : prefill.done_tokens + budget]
+            logits, prefill.cache = self._runner.extend(
+                chunk, prefill.cache, keep_all_logits=keep_all
+            )
+            prefill.done_tokens += len(chunk)
+            budget -= len(chunk)
+            if keep_all:
+                prefill.prompt_logits.append(logits)
+            if prefill.done_tokens < len(prompt):
+                break  # the budget is spent
+            self._prefilling.pop(0)
+            if keep_all:
                 self._prompt_logprobs[request.request_id] = prompt_logprobs(
-                    all_logits, request.prompt_ids, request.params.logprobs
+                    torch.cat(prefill.prompt_logits), prompt, request.params.logprobs
                 )
-                logits = all_logits[-1]
-            else:
-                logits, cache = self._runner.prefill(request.prompt_ids)
-            self._batch.append(cache, len(request.prompt_ids), copies=n)
-            parts.append(logits.unsqueeze(0).expand(n, -1))
-        return parts
+            n = request.params.n
+            self._batch.append(prefill.cache, len(prompt), copies=n)
+            parts.append(logits[-1:].expand(n, -1))
+            admitted.extend(prefill.choices)
+        return admitted, parts
 
     def _logprobs(
         self, raw_logits: torch.Tensor | None, rows: list[_Active], tokens: list[int]
@@ -313,10 +354,11 @@ class Engine:
         )
         return {id(rows[i]): entry for i, entry in zip(wanted, entries, strict=True)}
 
-    def _admit(self) -> list[_Active]:
-        admitted: list[_Active] = []
+    def _admit(self) -> list[_Prefill]:
+        admitted: list[_Prefill] = []
         still_waiting: list[_Waiting] = []
-        capacity = self._max_batch_size - len(self._running)
+        in_use = len(self._running) + sum(len(p.choices) for p in self._prefilling)
+        capacity = self._max_batch_size - in_use
         now = time.monotonic()
         for waiting in self._waiting:
             grammar = waiting.grammar
@@ -330,10 +372,13 @@ class Engine:
                     still_waiting.append(waiting)
                 continue
             choices = waiting.request.params.n
-            if len(admitted) + choices > capacity and (admitted or self._running):
+            if choices > capacity and (admitted or in_use):
                 still_waiting.append(waiting)  # a request wider than the batch runs alone
                 continue
-            admitted.extend(self._activate(waiting))
+            activated = self._activate(waiting)
+            if activated:
+                admitted.append(_Prefill(activated))
+                capacity -= choices
         self._waiting = still_waiting
         return admitted
 
@@ -521,6 +566,9 @@ class Engine:
         for waiting in [w for w in self._waiting if cancelled(w.request)]:
             self._waiting.remove(waiting)
             self._end_unstarted(waiting.request)
+        for prefill in [p for p in self._prefilling if cancelled(p.request)]:
+            self._prefilling.remove(prefill)
+            self._end_unstarted(prefill.request)
         gone = [i for i, active in enumerate(self._running) if cancelled(active.request)]
         if gone:
             for i in gone:
@@ -546,6 +594,7 @@ class Engine:
     def _fail_all_running(self, message: str) -> None:
         self._fail_rows(self._stepping, message)
         self._running = []
+        self._prefilling = []
         self._stepping = []
         self._batch = RunningBatch()
         self._prompt_logprobs.clear()

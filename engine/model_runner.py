@@ -71,21 +71,32 @@ class ModelRunner:
             context_window=int(getattr(config, "max_position_embeddings", 2048)),
         )
 
-    @torch.inference_mode()
     def prefill(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
         """Runs the prompt; returns the next-token logits ``[vocab]`` and its cache."""
-        logits, cache = self._prefill(prompt_ids, logits_to_keep=1)
+        logits, cache = self.extend(prompt_ids, None)
         return logits[-1], cache
 
-    @torch.inference_mode()
     def prefill_all(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
         """Like ``prefill`` but keeps the logits after every prompt token
         ``[prompt, vocab]``: echoed prompts with logprobs need them."""
-        return self._prefill(prompt_ids, logits_to_keep=0)
+        return self.extend(prompt_ids, None, keep_all_logits=True)
 
-    def _prefill(self, prompt_ids: list[int], *, logits_to_keep: int):
-        ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.model.device)
-        output = self.model(input_ids=ids, use_cache=True, logits_to_keep=logits_to_keep)
+    @torch.inference_mode()
+    def extend(
+        self, ids: list[int], cache: DynamicCache | None, *, keep_all_logits: bool = False
+    ) -> tuple[torch.Tensor, DynamicCache]:
+        """Feeds one sequence more tokens (a prompt, or the next chunk of it).
+
+        Returns the logits after the last token ``[1, vocab]`` (after every
+        token with ``keep_all_logits``) and the grown cache.
+        """
+        tensor = torch.tensor([ids], dtype=torch.long, device=self.model.device)
+        output = self.model(
+            input_ids=tensor,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=0 if keep_all_logits else 1,
+        )
         return output.logits[0, :, : self.vocab_size].float(), output.past_key_values
 
     def decode(self, batch: RunningBatch, next_tokens: list[int]) -> torch.Tensor:

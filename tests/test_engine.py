@@ -308,10 +308,13 @@ def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prefills: list[int] = []
-    real_prefill = runner.prefill
-    monkeypatch.setattr(
-        runner, "prefill", lambda ids: prefills.append(len(ids)) or real_prefill(ids)
-    )
+    real_extend = runner.extend
+
+    def counting_extend(ids, cache, **options):
+        prefills.append(len(ids))
+        return real_extend(ids, cache, **options)
+
+    monkeypatch.setattr(runner, "extend", counting_extend)
     pattern = r"[a-z ]{3,40}"
     constraint = Constraint(type=ConstraintType.REGEX, value=pattern)
     params = SamplingParams(max_tokens=8, seed=3, n=5, ignore_eos=True, stop_after_match=False)
@@ -492,3 +495,34 @@ def test_cancellation_frees_the_slot_for_a_waiting_request(runner: ModelRunner) 
         assert second.done.wait(30)
     finally:
         engine.shutdown()
+
+
+def test_long_prompts_are_prefilled_in_chunks_between_decode_steps(runner: ModelRunner) -> None:
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info), prefill_chunk_tokens=64)
+    engine.start()
+    try:
+        params = SamplingParams(max_tokens=12, temperature=0, ignore_eos=True)
+        long_prompt = "Lorem ipsum dolor sit amet " * 60  # several hundred tokens
+        assert len(runner.tokenizer.encode(long_prompt)) > 5 * 64
+        chunked = _submit(engine, runner, long_prompt, params)
+        assert chunked.done.wait(60) and chunked.error is None
+
+        running = _submit(engine, runner, "busy", SamplingParams(max_tokens=400, ignore_eos=True))
+        assert running.first_output.wait(30)
+        before = len(running.outputs)
+        late = _submit(engine, runner, long_prompt + " ", params)
+        assert late.first_output.wait(60)
+        decoded_meanwhile = len(running.outputs) - before
+        assert decoded_meanwhile >= 4, "decoding went on while the long prompt was prefilled"
+        running.cancelled = True
+        assert late.done.wait(60)
+    finally:
+        engine.shutdown()
+    whole = Engine(runner, GrammarCache(runner.tokenizer_info), prefill_chunk_tokens=100_000)
+    whole.start()
+    try:
+        unchunked = _submit(whole, runner, long_prompt, params)
+        assert unchunked.done.wait(60)
+    finally:
+        whole.shutdown()
+    assert _text(runner, chunked) == _text(runner, unchunked), "chunking changes nothing"

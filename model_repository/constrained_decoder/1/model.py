@@ -181,6 +181,8 @@ class TritonPythonModel:
             GrammarCache(runner.tokenizer_info, metrics=metrics),
             max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
+            prefill_chunk_tokens=int(model_parameter(parameters, "prefill_chunk_tokens", "512")),
+            mask_threads=int(model_parameter(parameters, "mask_threads", "2")),
             metrics=metrics,
         )
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
