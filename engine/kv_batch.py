@@ -5,12 +5,22 @@ Hugging Face decoder that accepts ``attention_mask`` and ``position_ids`` (all
 current causal LMs) decodes the whole batch in one forward call. A joining
 request brings the cache of its own prefill; a finished request's row is
 dropped at once, and padding columns no row needs any more are trimmed.
+
+Each full-attention layer keeps spare room along the sequence (``GrowableLayer``),
+so a decode step writes its one new column in place instead of copying the
+whole cache as ``DynamicLayer``'s concatenation does (a copy that grows with
+batch and context: ~4 ms a step at 16 x 1000 tokens on the demo model).
 """
 
 from __future__ import annotations
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
+from transformers.cache_utils import DynamicLayer
+
+# Sequence positions reserved beyond the current length when a layer's
+# storage is (re)allocated; growth beyond that doubles the room.
+SPARE_POSITIONS = 64
 
 
 def _pad_left(tensor: torch.Tensor, amount: int, dim: int) -> torch.Tensor:
@@ -19,6 +29,63 @@ def _pad_left(tensor: torch.Tensor, amount: int, dim: int) -> torch.Tensor:
     shape = list(tensor.shape)
     shape[dim] = amount
     return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
+
+
+class GrowableLayer(DynamicLayer):
+    """A dynamic cache layer whose storage has room to grow in place.
+
+    ``keys``/``values`` are views of the filled part of the storage, so the
+    model sees exactly what a ``DynamicLayer`` would hold.
+    """
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+        super().__init__()
+        self.lazy_initialization(keys, values)
+        self.hold(keys, values)
+
+    def hold(self, keys: torch.Tensor, values: torch.Tensor, spare: int = SPARE_POSITIONS) -> None:
+        """Replaces the contents, with ``spare`` free positions after them."""
+        length = keys.shape[-2]
+        self._key_store = self._with_room(keys, length + spare)
+        self._value_store = self._with_room(values, length + spare)
+        self.keys = self._key_store[..., :length, :]
+        self.values = self._value_store[..., :length, :]
+
+    @staticmethod
+    def _with_room(tensor: torch.Tensor, capacity: int) -> torch.Tensor:
+        shape = list(tensor.shape)
+        shape[-2] = capacity
+        store = tensor.new_empty(shape)
+        store[..., : tensor.shape[-2], :] = tensor
+        return store
+
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        start = self.keys.shape[-2]
+        end = start + key_states.shape[-2]
+        if end > self._key_store.shape[-2]:
+            self.hold(self.keys, self.values, spare=max(end - start, self._key_store.shape[-2]))
+        self._key_store[..., start:end, :] = key_states
+        self._value_store[..., start:end, :] = value_states
+        self.keys = self._key_store[..., :end, :]
+        self.values = self._value_store[..., :end, :]
+        return self.keys, self.values
+
+
+def _make_growable(cache: DynamicCache) -> None:
+    """Swaps full-attention layers for growable ones; other kinds (sliding
+    windows, ...) keep their own update rules."""
+    for index, layer in enumerate(cache.layers):
+        if type(layer) is DynamicLayer and layer.is_initialized:
+            cache.layers[index] = GrowableLayer(layer.keys, layer.values)
+
+
+def _set_contents(layer, keys: torch.Tensor, values: torch.Tensor) -> None:
+    if isinstance(layer, GrowableLayer):
+        layer.hold(keys, values)
+    else:
+        layer.keys, layer.values = keys, values
 
 
 class RunningBatch:
@@ -49,16 +116,20 @@ class RunningBatch:
         mask = torch.ones(copies, length, dtype=torch.long)
         positions = torch.full((copies,), length, dtype=torch.long)
         if self._cache is None or len(self) == 0:
+            _make_growable(cache)
             self._cache, self._mask, self._positions = cache, mask, positions
             return
         grow_batch = max(0, length - self.padded_length)
         grow_new = max(0, self.padded_length - length)
         for ours, theirs in zip(self._cache.layers, cache.layers, strict=True):
-            ours.keys = torch.cat(
-                [_pad_left(ours.keys, grow_batch, 2), _pad_left(theirs.keys, grow_new, 2)]
-            )
-            ours.values = torch.cat(
-                [_pad_left(ours.values, grow_batch, 2), _pad_left(theirs.values, grow_new, 2)]
+            _set_contents(
+                ours,
+                torch.cat(
+                    [_pad_left(ours.keys, grow_batch, 2), _pad_left(theirs.keys, grow_new, 2)]
+                ),
+                torch.cat(
+                    [_pad_left(ours.values, grow_batch, 2), _pad_left(theirs.values, grow_new, 2)]
+                ),
             )
         self._mask = torch.cat([_pad_left(self._mask, grow_batch, 1), _pad_left(mask, grow_new, 1)])
         self._positions = torch.cat([self._positions, positions])
@@ -74,8 +145,7 @@ class RunningBatch:
         unused = int((self._mask[index].cumsum(dim=1) == 0).sum(dim=1).min())
         assert self._cache is not None
         for layer in self._cache.layers:
-            layer.keys = layer.keys[index, :, unused:]
-            layer.values = layer.values[index, :, unused:]
+            _set_contents(layer, layer.keys[index, :, unused:], layer.values[index, :, unused:])
         self._mask = self._mask[index, unused:]
         self._positions = self._positions[index]
 

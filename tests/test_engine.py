@@ -526,3 +526,24 @@ def test_long_prompts_are_prefilled_in_chunks_between_decode_steps(runner: Model
     finally:
         whole.shutdown()
     assert _text(runner, chunked) == _text(runner, unchunked), "chunking changes nothing"
+
+
+def test_cache_growing_in_place_past_its_spare_room_keeps_logits_exact(
+    runner: ModelRunner,
+) -> None:
+    """Decoding well past SPARE_POSITIONS (storage regrown twice) gives the
+    same logits as running the whole sequence at once."""
+    ids = runner.tokenizer.encode("Growth: ")
+    batch = RunningBatch()
+    logits, cache = runner.prefill(ids)
+    batch.append(cache, len(ids))
+    other_logits, other_cache = runner.prefill(runner.tokenizer.encode("a much longer neighbour"))
+    batch.append(other_cache, len(runner.tokenizer.encode("a much longer neighbour")))
+    sequence = list(ids)
+    tokens = [int(logits.argmax()), int(other_logits.argmax())]
+    for _ in range(200):
+        sequence.append(tokens[0])
+        step = runner.decode(batch, tokens)
+        tokens = [int(row.argmax()) for row in step]
+    solo, _ = runner.prefill(sequence)
+    torch.testing.assert_close(step[0], solo, atol=1e-4, rtol=1e-4)
