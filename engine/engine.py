@@ -46,6 +46,9 @@ from engine.text_window import TextWindow
 logger = logging.getLogger(__name__)
 
 CANCELLATION_MEMORY_S = 60.0
+# Forced strings (JSON keys, literals) recur across requests; their
+# tokenizations are kept until this many are known, then forgotten at once.
+FORCED_TEXT_CACHE_SIZE = 4096
 
 
 @dataclass
@@ -96,7 +99,9 @@ class _Active:
     stops: StopStringMatcher | None
     max_tokens: int
     generated: int = 0
-    last_token: int = -1
+    next_input: list[int] = field(default_factory=list)
+    """Tokens to feed the model at the next step: the sampled one, plus any
+    jump-forward tokens."""
     finished: bool = field(default=False)
     pending_logprobs: list[TokenLogprob] = field(default_factory=list)
     cumulative_logprob: float = 0.0
@@ -130,6 +135,7 @@ class Engine:
         self._inbox: queue.SimpleQueue[GenerationRequest | None] = queue.SimpleQueue()
         self._waiting: list[_Waiting] = []
         self._prefilling: list[_Prefill] = []
+        self._forced_text_tokens: dict[str, list[int]] = {}
         self._prefill_chunk_tokens = prefill_chunk_tokens
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
@@ -280,7 +286,7 @@ class Engine:
         logits_parts = []
         if self._running:
             logits_parts.append(
-                self._runner.decode(self._batch, [active.last_token for active in self._running])
+                self._runner.decode(self._batch, [active.next_input for active in self._running])
             )
         admitted, prefilled = self._prefill_some()
         logits_parts.extend(prefilled)
@@ -296,7 +302,10 @@ class Engine:
         tokens = self._sample(logits, rows)
         logprobs = self._logprobs(raw_logits, rows, tokens)
         for active, token in zip(rows, tokens, strict=True):
+            active.next_input = []
             self._advance(active, token, logprobs.get(id(active)))
+            if self._may_jump_forward(active):
+                self._jump_forward(active)
         keep = [i for i, active in enumerate(rows) if not active.finished]
         self._batch.keep(keep)
         self._running = [rows[i] for i in keep]
@@ -448,10 +457,78 @@ class Engine:
                 logits[i, eos] = float("-inf")
         return sample(logits, sampling_rows)
 
-    def _advance(self, active: _Active, token: int, logprob: TokenLogprob | None) -> None:
-        """Applies one sampled token to a choice and emits what it completes."""
+    @staticmethod
+    def _may_jump_forward(active: _Active) -> bool:
+        params = active.request.params
+        return (
+            active.matcher is not None
+            and not active.finished
+            and params.jump_forward
+            and params.logprobs is None  # forced tokens have no sampled distribution to report
+        )
+
+    def _jump_forward(self, active: _Active) -> None:
+        """Takes the text the grammar forces next as the tokenizer's tokens,
+        to be fed in the next step's forward pass with the sampled token."""
+        forced = self._forced_tokens(active)
+        for position, token in enumerate(forced):
+            if active.finished:
+                break
+            self._advance(active, token, None, release=position == len(forced) - 1)
+        if forced:
+            self._metrics.jump_forward(len(forced))
+
+    def _forced_tokens(self, active: _Active) -> list[int]:
+        """The longest run of the forced string's tokens the grammar accepts,
+        within the choice's token budget.
+
+        Tokens are only used when their bytes spell the forced text exactly
+        (a SentencePiece tokenizer may add a leading space to a lone string).
+        """
+        try:
+            text = active.matcher.find_jump_forward_string()
+        except UnicodeDecodeError:  # xgrammar 0.2.8 cannot return a partial character
+            return []
+        if not text:
+            return []
+        # The last token stays for the model to sample: what follows the forced
+        # text often merges with its end (" 2" rather than " " then "2").
+        ids = self._tokens_of(text)[:-1]
+        if not ids:
+            return []
+        trial = active.matcher.fork()
+        budget = active.max_tokens - active.generated
+        accepted: list[int] = []
+        for token in ids[:budget]:
+            if not trial.accept_token(token):
+                break
+            accepted.append(token)
+        return accepted
+
+    def _tokens_of(self, text: str) -> list[int]:
+        ids = self._forced_text_tokens.get(text)
+        if ids is None:
+            ids = self._runner.tokenizer.encode(text, add_special_tokens=False)
+            spelled = b"".join(self._runner.token_bytes[token] for token in ids)
+            if spelled != text.encode("utf-8"):
+                ids = []
+            if len(self._forced_text_tokens) >= FORCED_TEXT_CACHE_SIZE:
+                self._forced_text_tokens.clear()
+            self._forced_text_tokens[text] = ids
+        return ids
+
+    def _advance(
+        self,
+        active: _Active,
+        token: int,
+        logprob: TokenLogprob | None,
+        *,
+        release: bool = True,
+    ) -> None:
+        """Applies one token to a choice and emits what it completes
+        (``release=False``: hold the text, more tokens follow at once)."""
         active.generated += 1
-        active.last_token = token
+        active.next_input.append(token)
         active.sampling.record(token)
         if logprob is not None:
             active.cumulative_logprob += logprob.logprob
@@ -469,7 +546,7 @@ class Engine:
             return
         if logprob is not None:
             active.pending_logprobs.append(logprob)
-        window = active.text.push(token)
+        window = active.text.push(token, release=release)
         complete = matcher is not None and matcher.is_completed()
         stopped = active.stops is not None and active.stops.push(self._runner.token_bytes[token])
         if complete and active.request.params.stop_after_match:

@@ -150,17 +150,36 @@ class RunningBatch:
         self._positions = self._positions[index]
 
     @torch.inference_mode()
-    def forward(self, model: PreTrainedModel, next_tokens: list[int]) -> torch.Tensor:
-        """Feeds each row its last sampled token; returns next-token logits ``[rows, vocab]``."""
+    def forward(self, model: PreTrainedModel, next_tokens: list[list[int]]) -> torch.Tensor:
+        """Feeds each row its new tokens; returns next-token logits ``[rows, vocab]``.
+
+        A row usually brings one token (the last sampled); after a jump-forward
+        it brings several. Shorter rows are left-padded within the step with
+        masked positions, so every row's last position is real.
+        """
         device = model.device
-        self._mask = torch.cat([self._mask, torch.ones(len(self), 1, dtype=torch.long)], dim=1)
+        lengths = torch.tensor([len(tokens) for tokens in next_tokens], dtype=torch.long)
+        width = int(lengths.max())
+        if width == 1:
+            ids = torch.tensor(next_tokens, dtype=torch.long)
+            new_mask = torch.ones(len(self), 1, dtype=torch.long)
+            positions = self._positions.unsqueeze(1)
+        else:
+            ids = torch.zeros(len(self), width, dtype=torch.long)
+            offsets = torch.arange(width).unsqueeze(0) - (width - lengths).unsqueeze(1)
+            new_mask = (offsets >= 0).long()
+            positions = self._positions.unsqueeze(1) + offsets.clamp(min=0)
+            for row, tokens in enumerate(next_tokens):
+                ids[row, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
+        self._mask = torch.cat([self._mask, new_mask], dim=1)
         output = model(
-            input_ids=torch.tensor(next_tokens, dtype=torch.long, device=device).unsqueeze(1),
+            input_ids=ids.to(device),
             attention_mask=self._mask.to(device),
-            position_ids=self._positions.to(device).unsqueeze(1),
+            position_ids=positions.to(device),
             past_key_values=self._cache,
             use_cache=True,
+            logits_to_keep=1,
         )
         self._cache = output.past_key_values
-        self._positions = self._positions + 1
+        self._positions = self._positions + lengths
         return output.logits[:, -1, :].float()

@@ -20,5 +20,8 @@ class EngineMetrics:
     def request_finished(self, reason: str, output_tokens: int) -> None:
         """A request left the engine (``reason``: stop, length, cancelled, error)."""
 
+    def jump_forward(self, tokens: int) -> None:
+        """``tokens`` forced by a grammar were taken without sampling."""
+
     def batch_state(self, *, waiting: int, running: int) -> None:
         """Queue depth and batch size after a step."""

@@ -99,5 +99,5 @@ class ModelRunner:
         )
         return output.logits[0, :, : self.vocab_size].float(), output.past_key_values
 
-    def decode(self, batch: RunningBatch, next_tokens: list[int]) -> torch.Tensor:
+    def decode(self, batch: RunningBatch, next_tokens: list[list[int]]) -> torch.Tensor:
         return batch.forward(self.model, next_tokens)

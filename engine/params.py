@@ -46,6 +46,12 @@ class SamplingParams(BaseModel):
         True, description="End as soon as the constraint is fully matched."
     )
     ignore_eos: bool = False
+    jump_forward: bool = Field(
+        True,
+        description="Under a constraint, feed text the grammar forces (JSON keys, literals) in "
+        "one forward pass instead of sampling it token by token. The text is the same; its "
+        "tokens are the tokenizer's own. Off for requests that ask for logprobs.",
+    )
     min_p: float = Field(
         0.0, ge=0.0, le=1.0, description="Drop tokens below this fraction of the top probability."
     )

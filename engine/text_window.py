@@ -49,9 +49,15 @@ class TextWindow:
         self._prefix_offset = 0
         self._read_offset = len(self._ids)
 
-    def push(self, token_id: int) -> tuple[list[int], int] | None:
-        """Adds a token; returns ``(window_ids, prefix_len)`` once it completes text."""
+    def push(self, token_id: int, *, release: bool = True) -> tuple[list[int], int] | None:
+        """Adds a token; returns ``(window_ids, prefix_len)`` once it completes text.
+
+        ``release=False`` holds the token back (more are coming at once), so
+        several tokens can leave in one window.
+        """
         self._ids.append(token_id)
+        if not release:
+            return None
         pending = b"".join(self._token_bytes[i] for i in self._ids[self._read_offset :])
         if ends_mid_character(pending):
             return None

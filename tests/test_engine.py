@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 import torch
 
@@ -17,6 +19,7 @@ from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import FinishReason, GenerationRequest, StepOutput
 from engine.text_window import decode_window
+from grammar_compiler import compile_json_schema
 
 
 class ListSink:
@@ -89,12 +92,12 @@ def test_batched_decode_matches_one_at_a_time(runner: ModelRunner) -> None:
         logits, cache = runner.prefill(ids)
         batch.append(cache, len(ids))
         next_tokens.append(int(logits.argmax()))
-    batched = runner.decode(batch, next_tokens)
+    batched = runner.decode(batch, [[token] for token in next_tokens])
     for row, (ids, token) in enumerate(zip(prompts, next_tokens, strict=True)):
         solo, _ = runner.prefill([*ids, token])
         torch.testing.assert_close(batched[row], solo, atol=1e-4, rtol=1e-4)
     batch.keep([2])  # the longest row leaves: padding must be trimmed correctly
-    after = runner.decode(batch, [0])
+    after = runner.decode(batch, [[0]])
     solo, _ = runner.prefill([*prompts[2], next_tokens[2], 0])
     torch.testing.assert_close(after[0], solo, atol=1e-4, rtol=1e-4)
 
@@ -543,7 +546,118 @@ def test_cache_growing_in_place_past_its_spare_room_keeps_logits_exact(
     tokens = [int(logits.argmax()), int(other_logits.argmax())]
     for _ in range(200):
         sequence.append(tokens[0])
-        step = runner.decode(batch, tokens)
+        step = runner.decode(batch, [[token] for token in tokens])
         tokens = [int(row.argmax()) for row in step]
     solo, _ = runner.prefill(sequence)
     torch.testing.assert_close(step[0], solo, atol=1e-4, rtol=1e-4)
+
+
+def _counting_decode(runner: ModelRunner, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real_decode = runner.decode
+
+    def counting(batch, next_tokens):
+        calls.append(len(next_tokens))
+        return real_decode(batch, next_tokens)
+
+    monkeypatch.setattr(runner, "decode", counting)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(yes|no)\. Final answer: (yes|no)",
+        r"[a-z]{2,4} is the answer to the question [a-z]{2,4}",
+        r"Name: [A-Z][a-z]{1,5}\nAge: [0-9]{2}\nCity: (Paris|Rome)",
+    ],
+)
+def test_jump_forward_gives_the_same_text_in_fewer_forward_passes(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    """Greedy output with jump-forward equals plain decoding here. In general it
+    does where the model's own tokenization of the forced text is the
+    tokenizer's (for the demo model on JSON, 10 of 10 prompts); the forced
+    text's last token is always left to the model, since what follows usually
+    merges with it (" 2", not " " then "2")."""
+    calls = _counting_decode(runner, monkeypatch)
+    texts, passes = [], []
+    for jump_forward in (False, True):
+        calls.clear()
+        params = SamplingParams(
+            max_tokens=80, temperature=0, jump_forward=jump_forward, stop_after_match=False
+        )
+        sink = _submit(
+            engine,
+            runner,
+            f"Q{jump_forward}: ",
+            params,
+            Constraint(type=ConstraintType.REGEX, value=pattern),
+        )
+        assert sink.done.wait(30) and sink.error is None
+        texts.append(_text(runner, sink))
+        passes.append(len(calls))
+    assert texts[0] == texts[1] and re.fullmatch(pattern, texts[1])
+    assert passes[1] * 2 <= passes[0], passes
+
+
+def test_jump_forward_outputs_satisfy_the_schema_when_sampling(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "age": {"type": "integer", "minimum": 0, "maximum": 99},
+            "city": {"enum": ["Paris", "Berlin", "Rome"]},
+        },
+        "required": ["name", "age", "city"],
+        "additionalProperties": False,
+    }
+    canonical = compile_json_schema(schema)
+    sinks = [
+        _submit(
+            engine,
+            runner,
+            f"Person {seed}: ",
+            SamplingParams(max_tokens=120, seed=seed, temperature=0.9, stop_after_match=False),
+            Constraint(type=ConstraintType.JSON_SCHEMA, value=canonical.value),
+        )
+        for seed in range(6)
+    ]
+    for sink in sinks:
+        assert sink.done.wait(60) and sink.error is None
+        if sink.outputs[-1].finish_reason is FinishReason.STOP:
+            jsonschema.validate(json.loads(_text(runner, sink)), schema)
+
+
+def test_no_jump_forward_when_logprobs_are_asked_for(engine: Engine, runner: ModelRunner) -> None:
+    sink = _submit(
+        engine,
+        runner,
+        "Q: ",
+        SamplingParams(max_tokens=40, temperature=0, logprobs=1, stop_after_match=False),
+        Constraint(type=ConstraintType.REGEX, value=r"(yes|no)\. Final answer: (yes|no)"),
+    )
+    assert sink.done.wait(30)
+    entries = [entry for output in sink.outputs for entry in output.logprobs]
+    assert len(entries) == sink.outputs[-1].tokens_generated - 1  # all but end-of-sequence
+
+
+def test_jump_forward_inside_multi_byte_characters(engine: Engine, runner: ModelRunner) -> None:
+    """A token may end inside a character whose rest the grammar forces;
+    xgrammar cannot hand that rest back as text, so that step decodes plainly."""
+    pattern = "(日本語|café|😀){3,6}"
+    sinks = [
+        _submit(
+            engine,
+            runner,
+            f"Say it {seed}: ",
+            SamplingParams(max_tokens=64, seed=seed, temperature=1.5),
+            Constraint(type=ConstraintType.REGEX, value=pattern),
+        )
+        for seed in range(8)
+    ]
+    for sink in sinks:
+        assert sink.done.wait(60) and sink.error is None
+        assert re.fullmatch(pattern, _text(runner, sink))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections import Counter
 
-import httpx
 import jsonschema
 import lark
 import openai
@@ -21,7 +21,7 @@ from transformers import AutoTokenizer
 
 from grammar_compiler.tool_calls import ToolCall, parse_tool_calls
 
-from .conftest import MODEL_NAME, Service
+from .conftest import API_KEY, MODEL_NAME, Service
 
 GREEDY = {"temperature": 0}
 
@@ -550,8 +550,18 @@ def test_streaming_client_disconnect_cancels_the_generation(service: Service) ->
 def test_non_streaming_client_disconnect_cancels_the_generation(service: Service) -> None:
     from .test_ensemble_direct import CANCELLED, _metric, _wait_for_metric_above
 
+    running = 'ct_decoder_requests{state="running"}'
     before = _metric(service.triton, CANCELLED)
-    body = {"model": "default", "prompt": "Long", "max_tokens": 2000, "ignore_eos": True, "n": 2}
-    with service.client(timeout=1.0) as client, pytest.raises(httpx.TimeoutException):
-        client.post("/v1/completions", json=body)
+    body = json.dumps(
+        {"model": "default", "prompt": "Long", "max_tokens": 2000, "ignore_eos": True, "n": 2}
+    ).encode()
+    head = (
+        "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {API_KEY}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", service.frontend.port), timeout=60) as client:
+        client.sendall(head + body)
+        # Leave only once the generation is running in the decoder.
+        assert _wait_for_metric_above(service.triton, running, 0.0) > 0
     assert _wait_for_metric_above(service.triton, CANCELLED, before) > before

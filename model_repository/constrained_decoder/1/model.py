@@ -90,6 +90,11 @@ class _TritonMetrics(EngineMetrics):
             "tokens": pb_utils.MetricFamily(
                 "ct_decoder_output_tokens_total", "Tokens generated", counter
             ),
+            "jump_forward": pb_utils.MetricFamily(
+                "ct_decoder_jump_forward_tokens_total",
+                "Tokens a grammar forced, taken without sampling",
+                counter,
+            ),
             "queue": pb_utils.MetricFamily(
                 "ct_decoder_requests", "Requests in the decoder by state", gauge
             ),
@@ -106,6 +111,7 @@ class _TritonMetrics(EngineMetrics):
         }
         self._finished_by_reason: dict = {}
         self._tokens = self._families["tokens"].Metric({})
+        self._jump_forward = self._families["jump_forward"].Metric({})
         self._waiting, self._running = (
             queue.Metric({"state": "waiting"}),
             queue.Metric({"state": "running"}),
@@ -124,6 +130,9 @@ class _TritonMetrics(EngineMetrics):
             metric = self._finished_by_reason[reason] = family.Metric({"reason": reason})
         metric.increment(1)
         self._tokens.increment(output_tokens)
+
+    def jump_forward(self, tokens: int) -> None:
+        self._jump_forward.increment(tokens)
 
     def batch_state(self, *, waiting: int, running: int) -> None:
         self._waiting.set(waiting)
