@@ -3,9 +3,8 @@
 Logprobs and echoed prompts have ragged shapes (top-k lists per token, prompts
 of any length) that fixed Triton tensors carry badly, and most requests want
 none of them, so they travel as one JSON string that is empty when unused.
-The decoder writes token ids; the detokenizer replaces them with each token's
-bytes (hex, since a token may hold half a UTF-8 character) and the prompt's
-text, so the frontend needs no tokenizer of its own.
+Tokens are given by their bytes (hex, since a token may hold half a UTF-8
+character) and the prompt as text, so clients need no tokenizer of their own.
 """
 
 from __future__ import annotations
@@ -17,56 +16,31 @@ from typing import Any
 from engine.request import StepOutput, TokenLogprob
 
 
-def _entry(entry: TokenLogprob | None) -> list | None:
-    if entry is None:
-        return None
-    return [entry.token, entry.logprob, [list(pair) for pair in entry.top]]
-
-
-def encode_details(output: StepOutput) -> str:
-    """The decoder's side: ids and log probabilities, or "" when nothing extra."""
-    details: dict[str, Any] = {}
-    if output.logprobs is not None:
-        details["logprobs"] = [_entry(entry) for entry in output.logprobs]
-    if output.cumulative_logprob is not None:
-        details["cumulative_logprob"] = output.cumulative_logprob
-    if output.prompt is not None:
-        prompt: dict[str, Any] = {"ids": output.prompt.ids, "truncated": output.prompt.truncated}
-        if output.prompt.logprobs is not None:
-            prompt["logprobs"] = [_entry(entry) for entry in output.prompt.logprobs]
-        details["prompt"] = prompt
-    return json.dumps(details, separators=(",", ":")) if details else ""
-
-
-def describe_details(
-    encoded: str, token_bytes: Sequence[bytes], decode: Callable[[list[int]], str]
+def details_json(
+    output: StepOutput, token_bytes: Sequence[bytes], decode: Callable[[list[int]], str]
 ) -> str:
-    """The detokenizer's side: token ids become bytes, the prompt becomes text."""
-    if not encoded:
-        return ""
-    details = json.loads(encoded)
+    """The extras of one output, or "" when the request asked for none."""
 
-    def described(entry: list | None) -> dict | None:
-        if entry is None:
-            return None
-        token, logprob, top = entry
+    def described(entry: TokenLogprob) -> dict[str, Any]:
         return {
-            "bytes": token_bytes[token].hex(),
-            "logprob": logprob,
-            "top": [[token_bytes[other].hex(), other_logprob] for other, other_logprob in top],
+            "bytes": token_bytes[entry.token].hex(),
+            "logprob": entry.logprob,
+            "top": [[token_bytes[other].hex(), logprob] for other, logprob in entry.top],
         }
 
-    if "logprobs" in details:
-        details["logprobs"] = [described(entry) for entry in details["logprobs"]]
-    prompt = details.get("prompt")
+    details: dict[str, Any] = {}
+    if output.logprobs is not None:
+        details["logprobs"] = [described(entry) for entry in output.logprobs]
+    if output.cumulative_logprob is not None:
+        details["cumulative_logprob"] = output.cumulative_logprob
+    prompt = output.prompt
     if prompt is not None:
-        ids = prompt.pop("ids")
-        prompt["text"] = decode(ids)
-        entries = prompt.pop("logprobs", None)
-        if entries is not None:
-            prompt["tokens"] = [
+        details["prompt"] = {"text": decode(prompt.ids), "truncated": prompt.truncated}
+        if prompt.logprobs is not None:
+            details["prompt"]["tokens"] = [
                 described(entry)
-                or {"bytes": token_bytes[token].hex(), "logprob": None, "top": None}
-                for token, entry in zip(ids, entries, strict=True)
+                if entry is not None
+                else {"bytes": token_bytes[token].hex(), "logprob": None, "top": None}
+                for token, entry in zip(prompt.ids, prompt.logprobs, strict=True)
             ]
-    return json.dumps(details, separators=(",", ":"))
+    return json.dumps(details, separators=(",", ":")) if details else ""

@@ -50,7 +50,7 @@ class StepOutput:
 
     ``window_ids[:prefix_len]`` is already-emitted context; the text to emit is
     ``decode(window_ids)`` minus ``decode(window_ids[:prefix_len])``. Sending the
-    context lets a stateless detokenizer get token boundaries right (leading
+    context lets stateless decoding get token boundaries right (leading
     spaces of SentencePiece tokens, multi-byte characters split across tokens).
     """
 

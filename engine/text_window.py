@@ -4,7 +4,7 @@ Byte-level BPE and SentencePiece byte-fallback tokenizers can put one UTF-8
 character across several tokens. Decoding token by token then yields U+FFFD
 and garbles streams (a well-known bug of several servers). The engine knows
 each token's raw bytes, so it holds tokens back until their bytes end on a
-character boundary, and hands the detokenizer a window with enough preceding
+character boundary, and decodes a window with enough preceding
 context that tokenizers which drop a leading space on a lone token still
 decode correctly.
 """

@@ -38,7 +38,7 @@ class Chunk:
     matched: bool
     choice_index: int = 0
     details: dict | None = None
-    """Logprobs and echoed prompt, as the detokenizer describes them
+    """Logprobs and echoed prompt, as the decoder describes them
     (engine/details.py); None when the request asked for neither."""
 
 

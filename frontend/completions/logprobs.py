@@ -1,6 +1,6 @@
 """The legacy completions ``logprobs`` object, built token by token.
 
-The detokenizer describes each token by its bytes (hex) because a token may
+The decoder describes each token by its bytes (hex) because a token may
 carry part of a UTF-8 character. Such a token is shown as ``bytes:\\xNN...``
 (OpenAI's convention) and ``text_offset`` counts characters of the returned
 text, a split character counting where it starts.

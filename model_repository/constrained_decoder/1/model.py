@@ -2,7 +2,9 @@
 
 ``execute()`` parses and validates each request, hands it to the engine and
 returns at once; the engine loop runs on its own thread and a sender thread
-delivers responses, so a slow client never stalls decoding.
+builds and delivers responses, so a slow client never stalls decoding. When
+the sender falls behind, a request's waiting outputs leave as one response
+(``engine.coalesce``).
 """
 
 import json
@@ -14,7 +16,8 @@ import torch
 import triton_python_backend_utils as pb_utils
 from pydantic import ValidationError
 
-from engine.details import encode_details
+from engine.coalesce import coalesce
+from engine.details import details_json
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
@@ -22,22 +25,32 @@ from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
 from engine.request import INVALID_ARGUMENT_PREFIX, GenerationRequest, StepOutput
 from engine.settings import model_parameter, resolve_model_dir
+from engine.text_window import decode_window
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+_END = object()  # queued by _ResponseSink.acknowledge(): an empty final response
 
 
-class _ResponseSink:
-    """Turns engine outputs into Triton responses for one request."""
+class _ResponseBuilder:
+    """Engine outputs to Triton responses, text included: detokenizing here,
+    on the sender thread, spares every streamed token a hop through another
+    Python-backend model (measured: a third of the throughput at 16 streams)."""
 
-    def __init__(self, sender, outbox: queue.SimpleQueue) -> None:
-        self._sender = sender
-        self._outbox = outbox
+    def __init__(self, runner: ModelRunner) -> None:
+        self._tokenizer = runner.tokenizer
+        self._token_bytes = runner.token_bytes
 
-    def send(self, output: StepOutput) -> None:
+    def _decode(self, ids: list[int]) -> str:
+        return self._tokenizer.decode(
+            ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
+
+    def response(self, output: StepOutput):
+        text = decode_window(self._tokenizer, output.window_ids, output.prefix_len)
+        details = details_json(output, self._token_bytes, self._decode)
         reason = output.finish_reason.value if output.finish_reason else ""
         tensors = [
-            pb_utils.Tensor("window_ids", np.array([output.window_ids], dtype=np.int32)),
-            pb_utils.Tensor("prefix_len", np.array([[output.prefix_len]], dtype=np.int32)),
+            pb_utils.Tensor("text_output", np.array([[text.encode("utf-8")]], dtype=np.object_)),
             pb_utils.Tensor(
                 "tokens_generated", np.array([[output.tokens_generated]], dtype=np.int32)
             ),
@@ -45,24 +58,56 @@ class _ResponseSink:
             pb_utils.Tensor("finish_reason", np.array([[reason.encode()]], dtype=np.object_)),
             pb_utils.Tensor("matched", np.array([[output.matched]], dtype=np.bool_)),
             pb_utils.Tensor("choice_index", np.array([[output.choice_index]], dtype=np.int32)),
-            pb_utils.Tensor(
-                "details", np.array([[encode_details(output).encode()]], dtype=np.object_)
-            ),
+            pb_utils.Tensor("details", np.array([[details.encode("utf-8")]], dtype=np.object_)),
         ]
-        flags = FINAL if output.request_done else 0
-        self._outbox.put((self._sender, pb_utils.InferenceResponse(output_tensors=tensors), flags))
+        return pb_utils.InferenceResponse(output_tensors=tensors)
+
+
+def _error_response(message: str, invalid_argument: bool):
+    if invalid_argument:
+        error = pb_utils.TritonError(
+            INVALID_ARGUMENT_PREFIX + message, pb_utils.TritonError.INVALID_ARG
+        )
+    else:
+        error = pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
+    return pb_utils.InferenceResponse(error=error)
+
+
+class _ResponseSink:
+    """Queues one request's engine outputs for the sender thread."""
+
+    def __init__(self, sender, outbox: queue.SimpleQueue) -> None:
+        self.sender = sender
+        self._outbox = outbox
+
+    def send(self, output: StepOutput) -> None:
+        self._outbox.put((self, output))
 
     def fail(self, message: str, *, invalid_argument: bool) -> None:
-        if invalid_argument:
-            error = pb_utils.TritonError(
-                INVALID_ARGUMENT_PREFIX + message, pb_utils.TritonError.INVALID_ARG
-            )
-        else:
-            error = pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
-        self._outbox.put((self._sender, pb_utils.InferenceResponse(error=error), FINAL))
+        self._outbox.put((self, _error_response(message, invalid_argument)))
+
+    def acknowledge(self) -> None:
+        """An empty final response (a cancellation request is done)."""
+        self._outbox.put((self, _END))
 
     def is_cancelled(self) -> bool:
-        return self._sender.is_cancelled()
+        return self.sender.is_cancelled()
+
+
+def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> None:
+    """Sends one request's queued items in order, merging runs of outputs."""
+    outputs: list[StepOutput] = []
+    for item in [*items, None]:
+        if isinstance(item, StepOutput):
+            outputs.append(item)
+            continue
+        for output in coalesce(outputs):
+            sink.sender.send(builder.response(output), flags=FINAL if output.request_done else 0)
+        outputs = []
+        if item is _END:
+            sink.sender.send(flags=FINAL)
+        elif item is not None:
+            sink.sender.send(item, flags=FINAL)
 
 
 class _TritonMetrics(EngineMetrics):
@@ -184,6 +229,7 @@ class TritonPythonModel:
         runner = ModelRunner.load(
             resolve_model_dir(parameters), device=model_parameter(parameters, "device", "auto")
         )
+        self.builder = _ResponseBuilder(runner)
         metrics = _TritonMetrics()
         self.engine = Engine(
             runner,
@@ -209,7 +255,7 @@ class TritonPythonModel:
                 cancel_id = _optional_text(request, "cancel_request_id")
                 if cancel_id is not None:
                     self.engine.cancel(cancel_id)
-                    self.outbox.put((sender, None, FINAL))
+                    _ResponseSink(sender, self.outbox).acknowledge()
                     continue
                 prompt_ids, params, constraint = _parse(request)
             except ValueError as error:
@@ -229,17 +275,26 @@ class TritonPythonModel:
 
     def _send_responses(self):
         while True:
-            item = self.outbox.get()
-            if item is None:
+            first = self.outbox.get()
+            if first is None:
                 return
-            sender, response, flags = item
-            try:
-                if response is None:
-                    sender.send(flags=flags)
-                else:
-                    sender.send(response, flags=flags)
-            except Exception as error:  # the client is gone; others must still be served
-                pb_utils.Logger.log_warn(f"could not send a response: {error}")
+            waiting = [first]
+            while True:  # everything queued meanwhile goes out together
+                try:
+                    waiting.append(self.outbox.get_nowait())
+                except queue.Empty:
+                    break
+            if None in waiting:
+                waiting = waiting[: waiting.index(None)]
+                self.outbox.put(None)
+            by_sink: dict[int, tuple] = {}
+            for sink, item in waiting:
+                by_sink.setdefault(id(sink), (sink, []))[1].append(item)
+            for sink, items in by_sink.values():
+                try:
+                    _deliver(self.builder, sink, items)
+                except Exception as error:  # the client is gone; others must still be served
+                    pb_utils.Logger.log_warn(f"could not send a response: {error}")
 
     def finalize(self):
         self.engine.shutdown()
