@@ -1,0 +1,50 @@
+"""The served stack for one benchmark run: tritonserver, then the frontend in front of it.
+
+Both come from ``triton_runtime`` (free loopback ports, process groups stopped
+by id) and are stopped when the ``with`` block ends, whatever ended it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from triton_runtime import FrontendServer, TritonServer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MODEL_REPOSITORY = REPO_ROOT / "model_repository"
+
+
+@dataclass(frozen=True)
+class Stack:
+    triton: TritonServer
+    frontend: FrontendServer
+    api_key: str
+
+
+@contextmanager
+def served_stack(model_dir: Path, log_dir: Path) -> Iterator[Stack]:
+    """Start both servers (logs under `log_dir`), yield them, always stop them."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    api_key = f"bench-{secrets.token_hex(8)}"
+    with ExitStack() as stack:
+        triton = TritonServer(
+            MODEL_REPOSITORY,
+            env={"CT_MODEL_DIR": str(model_dir.resolve())},
+            log_file=log_dir / "tritonserver.log",
+            startup_timeout=600.0,  # a large model loads slowly on a busy CPU
+        )
+        stack.enter_context(triton)
+        frontend = FrontendServer(
+            env={
+                "CT_TRITON_URL": triton.grpc_url,
+                "CT_API_KEYS": api_key,
+                "CT_MODEL_DIR": str(model_dir.resolve()),
+            },
+            log_file=log_dir / "frontend.log",
+        )
+        stack.enter_context(frontend)
+        yield Stack(triton, frontend, api_key)
