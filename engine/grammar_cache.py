@@ -8,6 +8,8 @@ in-flight compilation) and the hit/miss counts are kept for metrics.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -18,6 +20,9 @@ import xgrammar as xgr
 from engine.metrics import EngineMetrics
 from engine.params import Constraint, ConstraintType
 
+# Nice value of the compile thread (Linux: per thread), 0 = normal, 19 = lowest.
+COMPILE_NICE = 10
+
 
 class GrammarCache:
     """LRU of compiled grammars keyed by the canonical constraint."""
@@ -27,15 +32,33 @@ class GrammarCache:
         tokenizer_info: xgr.TokenizerInfo,
         *,
         max_entries: int = 512,
-        compile_threads: int = 1,
+        compile_nice: int = COMPILE_NICE,
         metrics: EngineMetrics | None = None,
     ) -> None:
-        self._compiler = xgr.GrammarCompiler(tokenizer_info, max_threads=2, cache_enabled=False)
-        self._executor = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
+        self._tokenizer_info = tokenizer_info
+        self._compile_nice = compile_nice
+        self._compiler: xgr.GrammarCompiler | None = None
+        self._executor = ThreadPoolExecutor(
+            1, thread_name_prefix="grammar-compile", initializer=self._start_worker
+        )
         self._entries: OrderedDict[Constraint, Future[xgr.CompiledGrammar]] = OrderedDict()
         self._max_entries = max_entries
         self._metrics = metrics or EngineMetrics()
         self._lock = threading.Lock()
+
+    def _start_worker(self) -> None:
+        """Runs on the compile thread: lowers its scheduling priority, then
+        creates the compiler there so xgrammar's own threads inherit it.
+
+        Compiling a large schema takes whole cores for a while; at a lower
+        priority it uses what decoding leaves, so running requests keep their
+        pace while one waits for its grammar.
+        """
+        with contextlib.suppress(OSError):  # not permitted: compile at normal priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self._compile_nice)
+        self._compiler = xgr.GrammarCompiler(
+            self._tokenizer_info, max_threads=2, cache_enabled=False
+        )
 
     def get(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
         """A future of the compiled grammar; completed at once on a cache hit."""
@@ -72,6 +95,7 @@ class GrammarCache:
         return compiled
 
     def _compile_now(self, constraint: Constraint) -> xgr.CompiledGrammar:
+        assert self._compiler is not None  # created by _start_worker on this thread
         if constraint.type is ConstraintType.REGEX:
             return self._compiler.compile_regex(constraint.value)
         if constraint.type is ConstraintType.EBNF:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -661,3 +662,15 @@ def test_jump_forward_inside_multi_byte_characters(engine: Engine, runner: Model
     for sink in sinks:
         assert sink.done.wait(60) and sink.error is None
         assert re.fullmatch(pattern, _text(runner, sink))
+
+
+def test_grammars_compile_on_a_lower_priority_thread(runner: ModelRunner) -> None:
+    """A long compile must yield the CPU to decoding (Linux nice is per thread)."""
+    cache = GrammarCache(runner.tokenizer_info, compile_nice=7)
+    try:
+        cache.get(Constraint(type=ConstraintType.REGEX, value="[a-z]+")).result(timeout=30)
+        (worker,) = [t for t in threading.enumerate() if t.name.startswith("grammar-compile")]
+        assert os.getpriority(os.PRIO_PROCESS, worker.native_id) == 7
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0
+    finally:
+        cache.shutdown()
