@@ -162,6 +162,9 @@ def run(model_dir: Path, out_dir: Path, settings: BenchSettings, skip: set[str])
         _measure(model_dir, out_dir, settings, skip, report, meter)
     except Exception as error:  # the servers did not start, say: recorded, and written
         _record_failure(report, "run", error)
+    except KeyboardInterrupt:
+        report["errors"].append("run: interrupted; the figures of the phases done are kept")
+        raise
     finally:
         report["run"]["foreign_cpu_cores_by_phase"] = meter.foreign_cores()
         report["run"]["duration_s"] = time.monotonic() - started

@@ -7,6 +7,7 @@ by id) and are stopped when the ``with`` block ends, whatever ended it.
 from __future__ import annotations
 
 import secrets
+import signal
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -26,11 +27,26 @@ class Stack:
 
 
 @contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGTERM and SIGINT until the block ends: a stop cut short by a second
+    signal would leave a server running; the signal is handled right after."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
 def served_stack(model_dir: Path, log_dir: Path) -> Iterator[Stack]:
     """Start both servers (logs under `log_dir`), yield them, always stop them."""
     log_dir.mkdir(parents=True, exist_ok=True)
     api_key = f"bench-{secrets.token_hex(8)}"
-    with ExitStack() as stack:
+    stack = ExitStack()
+    try:
         triton = TritonServer(
             MODEL_REPOSITORY,
             env={"CT_MODEL_DIR": str(model_dir.resolve())},
@@ -48,3 +64,6 @@ def served_stack(model_dir: Path, log_dir: Path) -> Iterator[Stack]:
         )
         stack.enter_context(frontend)
         yield Stack(triton, frontend, api_key)
+    finally:
+        with _signals_deferred():
+            stack.close()
