@@ -21,6 +21,7 @@ import torch
 import xgrammar as xgr
 from transformers import DynamicCache
 
+from engine.coalesce import merge
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
 from engine.logprobs import chosen_logprobs, prompt_logprobs
@@ -104,6 +105,8 @@ class _Active:
     jump-forward tokens."""
     finished: bool = field(default=False)
     pending_logprobs: list[TokenLogprob] = field(default_factory=list)
+    held: StepOutput | None = None  # an output waiting for the stream interval
+    last_sent: float = 0.0  # monotonic time of the choice's last response
     cumulative_logprob: float = 0.0
 
     @property
@@ -597,7 +600,8 @@ class Engine:
         if params.logprobs is not None:
             logprobs, active.pending_logprobs = active.pending_logprobs, []
         final = finish_reason is not None
-        active.request.sink.send(
+        self._send_paced(
+            active,
             StepOutput(
                 window[0],
                 window[1],
@@ -612,8 +616,29 @@ class Engine:
                 prompt=prompt,
                 request_done=final and state.unfinished_choices == 0,
                 prompt_tokens=len(active.request.prompt_ids),
-            )
+            ),
         )
+
+    def _send_paced(self, active: _Active, output: StepOutput) -> None:
+        """Sends an output, or holds it (merged with any held before) until the
+        choice's ``stream_interval_ms`` has passed since its last response.
+
+        Every response costs IPC inside Triton, a gRPC message and the
+        client's parsing; a client that reads text in bursts (or only at the
+        end) trades per-token latency for throughput. First and final outputs
+        always go at once.
+        """
+        if active.held is not None:
+            output = merge(active.held, output)
+            active.held = None
+        interval_s = active.request.params.stream_interval_ms / 1000.0
+        now = time.monotonic()
+        first = active.last_sent == 0.0
+        if output.is_final or first or now - active.last_sent >= interval_s:
+            active.last_sent = now
+            active.request.sink.send(output)
+        else:
+            active.held = output
 
     # -- cancellation and failure ---------------------------------------
 

@@ -52,6 +52,13 @@ class SamplingParams(BaseModel):
         "one forward pass instead of sampling it token by token. The text is the same; its "
         "tokens are the tokenizer's own. Off for requests that ask for logprobs.",
     )
+    stream_interval_ms: float = Field(
+        0.0,
+        ge=0.0,
+        description="Merge a choice's outputs until this long after its last response (0: "
+        "every token at once). The first and final outputs are never held; a value above the "
+        "generation time gives one response per choice.",
+    )
     min_p: float = Field(
         0.0, ge=0.0, le=1.0, description="Drop tokens below this fraction of the top probability."
     )

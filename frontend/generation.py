@@ -15,6 +15,10 @@ from engine.params import Constraint, SamplingParams
 from frontend.errors import APIError
 
 DISCONNECT_POLL_S = 0.25
+# A collected (non-streamed) generation needs no per-token responses: with an
+# interval longer than any generation the decoder sends each choice's first
+# and final output only, sparing the per-token IPC, gRPC and parsing.
+COLLECT_INTERVAL_MS = 3_600_000.0
 
 T = TypeVar("T")
 
@@ -32,7 +36,8 @@ async def _collect(
     request: Request, prompt: str, params: SamplingParams, constraint: Constraint
 ) -> Completion:
     parts: list[str] = []
-    async for chunk in request.app.state.engine.generate(prompt, params, constraint):
+    collected = params.model_copy(update={"stream_interval_ms": COLLECT_INTERVAL_MS})
+    async for chunk in request.app.state.engine.generate(prompt, collected, constraint):
         parts.append(chunk.text)
         if chunk.finish_reason is not None:
             return Completion(

@@ -27,6 +27,8 @@ class Settings:
     api_keys: tuple[str, ...] = field(default_factory=tuple)
     auth_disabled: bool = False
     request_timeout_s: float = 300.0
+    stream_interval_ms: float = 0.0
+    """Streamed responses: merge each choice's text for this long (0: every token)."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -44,4 +46,7 @@ class Settings:
             api_keys=tuple(keys),
             auth_disabled=os.environ.get("CT_AUTH_DISABLED", "").lower() in {"1", "true", "yes"},
             request_timeout_s=float(os.environ.get("CT_REQUEST_TIMEOUT_S", cls.request_timeout_s)),
+            stream_interval_ms=float(
+                os.environ.get("CT_STREAM_INTERVAL_MS", cls.stream_interval_ms)
+            ),
         )

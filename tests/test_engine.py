@@ -674,3 +674,19 @@ def test_grammars_compile_on_a_lower_priority_thread(runner: ModelRunner) -> Non
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0
     finally:
         cache.shutdown()
+
+
+def test_stream_interval_merges_outputs_without_changing_the_text(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    params = SamplingParams(max_tokens=40, ignore_eos=True, temperature=0, n=2)
+    every = _submit(engine, runner, "Paced", params)
+    final_only = _submit(
+        engine, runner, "Paced", params.model_copy(update={"stream_interval_ms": 60_000})
+    )
+    assert every.done.wait(30) and final_only.done.wait(30)
+    assert _choice_texts(runner, every) == _choice_texts(runner, final_only)
+    assert len(every.outputs) > 20
+    # per choice: the first output goes at once, the rest arrive with the final one
+    assert len(final_only.outputs) == 4
+    assert [o.tokens_generated for o in final_only.outputs if o.is_final] == [40, 40]

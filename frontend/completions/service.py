@@ -22,7 +22,7 @@ from frontend.completions.choices import PromptRun
 from frontend.completions.plan import CompletionPlan
 from frontend.completions.schemas import Completion, Usage
 from frontend.errors import APIError, openai_error_body
-from frontend.generation import until_disconnected
+from frontend.generation import COLLECT_INTERVAL_MS, until_disconnected
 from frontend.metrics import TOKENS
 from frontend.triton_client import Chunk, TritonEngineClient
 
@@ -36,17 +36,21 @@ def _decoder_constraint(plan: CompletionPlan) -> Constraint:
 
 
 async def _merged_chunks(
-    engine: TritonEngineClient, plan: CompletionPlan, runs: list[PromptRun]
+    engine: TritonEngineClient,
+    plan: CompletionPlan,
+    runs: list[PromptRun],
+    stream_interval_ms: float,
 ) -> AsyncIterator[tuple[PromptRun, Chunk]]:
     """Every prompt's chunks, interleaved as they arrive; leaving early cancels
     every generation still running."""
     constraint = _decoder_constraint(plan)
+    params = plan.params.model_copy(update={"stream_interval_ms": stream_interval_ms})
     queue: asyncio.Queue = asyncio.Queue()
 
     async def pump(run: PromptRun) -> None:
         try:
             async with contextlib.aclosing(
-                engine.generate(run.prompt, plan.params, constraint)
+                engine.generate(run.prompt, params, constraint)
             ) as chunks:
                 async for chunk in chunks:
                     await queue.put((run, chunk, None))
@@ -92,7 +96,7 @@ async def complete(request: Request, plan: CompletionPlan) -> Completion:
 
     async def collect() -> None:
         async with contextlib.aclosing(
-            _merged_chunks(request.app.state.engine, plan, runs)
+            _merged_chunks(request.app.state.engine, plan, runs, COLLECT_INTERVAL_MS)
         ) as chunks:
             async for run, chunk in chunks:
                 run.add(chunk)
@@ -120,7 +124,9 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
     """
     runs = _runs(plan)
     completion_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
-    chunks = _merged_chunks(request.app.state.engine, plan, runs)
+    chunks = _merged_chunks(
+        request.app.state.engine, plan, runs, request.app.state.settings.stream_interval_ms
+    )
     try:
         first = await anext(chunks)
     except StopAsyncIteration:
