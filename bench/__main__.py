@@ -10,6 +10,7 @@ import argparse
 import datetime
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
@@ -32,6 +33,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--out", type=Path, default=None, help="output folder (default bench/results/<mode>-<time>)"
     )
     parser.add_argument("--quick", action="store_true", help="a few-minute smoke test")
+    parser.add_argument(
+        "--stream-interval-ms",
+        type=float,
+        default=0.0,
+        help="merge each stream's tokens for this long in the TPOT and sweep phases (default 0)",
+    )
     parser.add_argument(
         "--skip", action="append", choices=PHASES, default=[], help="leave a phase out (repeatable)"
     )
@@ -80,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         report = _rerender(args.rerender)
         _print_targets(report)
         return 0
-    settings = QUICK if args.quick else FULL
+    settings = replace(QUICK if args.quick else FULL, stream_interval_ms=args.stream_interval_ms)
     mode = "quick" if args.quick else "full"
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = args.out or REPO_ROOT / "bench" / "results" / f"{mode}-{stamp}"

@@ -18,6 +18,7 @@ from bench.load import EnsembleClient, RequestSpec
 from bench.progress import say
 from bench.settings import BenchSettings
 from bench.workload import PROMPTS, sampling_parameters
+from frontend.generation import COLLECT_INTERVAL_MS
 
 
 async def measure(
@@ -48,7 +49,9 @@ async def measure(
             return elapsed
 
         async def via_grpc(prompt: str, seed: int) -> float | None:
-            spec = RequestSpec(prompt, sampling_parameters(tokens, seed), label="grpc")
+            # What the frontend itself asks of Triton for a non-streamed request.
+            params = sampling_parameters(tokens, seed, stream_interval_ms=COLLECT_INTERVAL_MS)
+            spec = RequestSpec(prompt, params, label="grpc")
             timing = await client.stream(spec)
             if not timing.ok:
                 failures.append(f"gRPC: {timing.error}")

@@ -51,6 +51,7 @@ def render_summary(report: Mapping[str, Any]) -> str:
         "",
         f"Mode: **{run.get('mode', '?')}**, {fmt(run.get('duration_s'), 0)} s, "
         f"{run.get('started_at', '?')}; max_tokens {dig(report, 'settings', 'max_tokens')}; "
+        f"stream_interval_ms {dig(report, 'settings', 'stream_interval_ms') or 0}; "
         f"1-min load average at start / end: {_load(report)} ({_phase_loads(report)}).",
         "",
         f"Code: commit {dig(report, 'run', 'code', 'commit') or 'unknown'}"

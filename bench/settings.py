@@ -45,6 +45,9 @@ class BenchSettings:
     perf_concurrency: tuple[int, ...] = (1, 4, 16, 64)
     perf_measurement_ms: int = 3000
     perf_max_trials: int = 5
+    stream_interval_ms: float = 0.0
+    """``stream_interval_ms`` of the TPOT and sweep requests: 0 streams every token
+    in its own response; more merges each stream's tokens (fewer, larger responses)."""
     quick: bool = False
 
     def as_dict(self) -> dict:

@@ -26,7 +26,13 @@ async def measure(client: EnsembleClient, settings: BenchSettings) -> dict:
         for concurrency in settings.sweep_concurrency:
             # At least 4 requests per wave, so low concurrency has percentiles too.
             count = max(concurrency, 4) * settings.sweep_waves
-            specs = requests(NONE, count, settings.max_tokens, first=pass_index * count)
+            specs = requests(
+                NONE,
+                count,
+                settings.max_tokens,
+                first=pass_index * count,
+                interval_ms=settings.stream_interval_ms,
+            )
             result = await closed_loop(client, split_among(specs, concurrency))
             timings[concurrency] += result.timings
             walls[concurrency] += result.wall_s

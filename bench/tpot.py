@@ -59,7 +59,13 @@ async def measure(
                     if concurrency == 1
                     else concurrency * settings.tpot_waves_c16
                 )
-                specs = requests(kinds[name], count, settings.max_tokens, first=round_index * count)
+                specs = requests(
+                    kinds[name],
+                    count,
+                    settings.max_tokens,
+                    first=round_index * count,
+                    interval_ms=settings.stream_interval_ms,
+                )
                 result = await closed_loop(client, split_among(specs, concurrency))
                 timings[name, concurrency] += result.timings
                 walls[name, concurrency] += result.wall_s

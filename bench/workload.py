@@ -103,7 +103,7 @@ def json_schema_constraint(schema: dict, label: str) -> Constraint:
     return Constraint("json_schema", compile_json_schema(text).value, label, text)
 
 
-def sampling_parameters(max_tokens: int, seed: int) -> dict:
+def sampling_parameters(max_tokens: int, seed: int, stream_interval_ms: float = 0.0) -> dict:
     """Fixed length and seed; the constraint's mask is the only difference between kinds."""
     return {
         "max_tokens": max_tokens,
@@ -111,18 +111,25 @@ def sampling_parameters(max_tokens: int, seed: int) -> dict:
         "seed": seed,
         "ignore_eos": True,
         "stop_after_match": False,
+        "stream_interval_ms": stream_interval_ms,
     }
 
 
 def requests(
-    constraint: Constraint, count: int, max_tokens: int, *, first: int = 0, label: str = ""
+    constraint: Constraint,
+    count: int,
+    max_tokens: int,
+    *,
+    first: int = 0,
+    label: str = "",
+    interval_ms: float = 0.0,
 ) -> list[RequestSpec]:
     """`count` requests cycling through PROMPTS, seeded by their index: request i of
     one kind has the same prompt and seed as request i of every other kind."""
     return [
         RequestSpec(
             prompt=PROMPTS[i % len(PROMPTS)],
-            params=sampling_parameters(max_tokens, seed=1000 + i),
+            params=sampling_parameters(max_tokens, seed=1000 + i, stream_interval_ms=interval_ms),
             constraint_type=constraint.kind,
             constraint=constraint.value,
             label=label or constraint.label,
