@@ -324,13 +324,22 @@ class Engine:
         budget = self._prefill_chunk_tokens
         admitted: list[_Active] = []
         parts: list[torch.Tensor] = []
+        whole = self._whole_prompts(budget)
+        if whole:
+            budget -= sum(len(prefill.request.prompt_ids) for prefill in whole)
+            logits, cache, mask = self._runner.prefill_many(
+                [prefill.request.prompt_ids for prefill in whole]
+            )
+            self._batch.append_rows(cache, mask, [prefill.request.params.n for prefill in whole])
+            for row, prefill in enumerate(whole):
+                self._prefilling.remove(prefill)
+                parts.append(logits[row : row + 1].expand(prefill.request.params.n, -1))
+                admitted.extend(prefill.choices)
         while self._prefilling and budget > 0:
             prefill = self._prefilling[0]
             request = prefill.request
             prompt = request.prompt_ids
-            keep_all = prefill.choices[0].state.prompt_pending and (
-                request.params.logprobs is not None
-            )
+            keep_all = self._needs_prompt_logits(prefill)
             chunk = prompt[prefill.done_tokens : prefill.done_tokens + budget]
             logits, prefill.cache = self._runner.extend(
                 chunk, prefill.cache, keep_all_logits=keep_all
@@ -351,6 +360,25 @@ class Engine:
             parts.append(logits[-1:].expand(n, -1))
             admitted.extend(prefill.choices)
         return admitted, parts
+
+    def _whole_prompts(self, budget: int) -> list[_Prefill]:
+        """The oldest waiting prompts that fit the step's budget whole: they
+        run together in one padded forward pass (short prompts arriving
+        together no longer queue behind each other)."""
+        whole: list[_Prefill] = []
+        for prefill in self._prefilling:
+            prompt_len = len(prefill.request.prompt_ids)
+            if prefill.done_tokens or self._needs_prompt_logits(prefill) or prompt_len > budget:
+                break
+            whole.append(prefill)
+            budget -= prompt_len
+        return whole
+
+    @staticmethod
+    def _needs_prompt_logits(prefill: _Prefill) -> bool:
+        return prefill.choices[0].state.prompt_pending and (
+            prefill.request.params.logprobs is not None
+        )
 
     def _logprobs(
         self, raw_logits: torch.Tensor | None, rows: list[_Active], tokens: list[int]

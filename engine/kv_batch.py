@@ -109,12 +109,22 @@ class RunningBatch:
         Several copies are a request's choices sharing one prefill; the batch
         takes ownership of ``cache``.
         """
-        if copies > 1:
+        self.append_rows(cache, torch.ones(1, length, dtype=torch.long), [copies])
+
+    def append_rows(self, cache: DynamicCache, mask: torch.Tensor, copies: list[int]) -> None:
+        """Adds the rows of a (left-padded) prefill batch, row ``i`` ``copies[i]`` times.
+
+        ``mask [rows, length]`` marks each row's real positions; the batch
+        takes ownership of ``cache``.
+        """
+        if any(count != 1 for count in copies):
+            repeats = torch.tensor(copies)
             for layer in cache.layers:
-                layer.keys = layer.keys.repeat(copies, 1, 1, 1)
-                layer.values = layer.values.repeat(copies, 1, 1, 1)
-        mask = torch.ones(copies, length, dtype=torch.long)
-        positions = torch.full((copies,), length, dtype=torch.long)
+                layer.keys = layer.keys.repeat_interleave(repeats, dim=0)
+                layer.values = layer.values.repeat_interleave(repeats, dim=0)
+            mask = mask.repeat_interleave(repeats, dim=0)
+        positions = mask.sum(dim=1)
+        length = int(mask.shape[1])
         if self._cache is None or len(self) == 0:
             _make_growable(cache)
             self._cache, self._mask, self._positions = cache, mask, positions

@@ -99,5 +99,31 @@ class ModelRunner:
         )
         return output.logits[0, :, : self.vocab_size].float(), output.past_key_values
 
+    @torch.inference_mode()
+    def prefill_many(
+        self, prompts: list[list[int]]
+    ) -> tuple[torch.Tensor, DynamicCache, torch.Tensor]:
+        """Runs several whole prompts in one forward pass, left-padded.
+
+        Returns each prompt's next-token logits ``[prompts, vocab]``, the
+        cache, and the mask of real positions ``[prompts, longest]``.
+        """
+        longest = max(len(prompt) for prompt in prompts)
+        ids = torch.zeros(len(prompts), longest, dtype=torch.long)
+        mask = torch.zeros(len(prompts), longest, dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            ids[row, longest - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+            mask[row, longest - len(prompt) :] = 1
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        device = self.model.device
+        output = self.model(
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            position_ids=positions.to(device),
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return output.logits[:, -1, : self.vocab_size].float(), output.past_key_values, mask
+
     def decode(self, batch: RunningBatch, next_tokens: list[list[int]]) -> torch.Tensor:
         return batch.forward(self.model, next_tokens)

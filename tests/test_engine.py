@@ -312,13 +312,18 @@ def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prefills: list[int] = []
-    real_extend = runner.extend
+    real_extend, real_many = runner.extend, runner.prefill_many
 
     def counting_extend(ids, cache, **options):
         prefills.append(len(ids))
         return real_extend(ids, cache, **options)
 
+    def counting_many(prompts):
+        prefills.extend(len(prompt) for prompt in prompts)
+        return real_many(prompts)
+
     monkeypatch.setattr(runner, "extend", counting_extend)
+    monkeypatch.setattr(runner, "prefill_many", counting_many)
     pattern = r"[a-z ]{3,40}"
     constraint = Constraint(type=ConstraintType.REGEX, value=pattern)
     params = SamplingParams(max_tokens=8, seed=3, n=5, ignore_eos=True, stop_after_match=False)
@@ -692,3 +697,34 @@ def test_stream_interval_merges_outputs_without_changing_the_text(
     # per choice: the first output goes at once, the rest arrive with the final one
     assert len(final_only.outputs) == 4
     assert [o.tokens_generated for o in final_only.outputs if o.is_final] == [40, 40]
+
+
+def test_prompts_arriving_together_prefill_in_one_pass_with_unchanged_outputs(
+    runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompts = ["a", "The quick brown fox", '{"name": "x", ', "Hello there, world"]
+    params = SamplingParams(max_tokens=10, temperature=0, ignore_eos=True)
+    alone = []
+    for prompt in prompts:
+        single = Engine(runner, GrammarCache(runner.tokenizer_info))
+        single.start()
+        try:
+            sink = _submit(single, runner, prompt, params)
+            assert sink.done.wait(30)
+            alone.append(_text(runner, sink))
+        finally:
+            single.shutdown()
+    passes: list[int] = []
+    real_many = runner.prefill_many
+    monkeypatch.setattr(
+        runner, "prefill_many", lambda batch: passes.append(len(batch)) or real_many(batch)
+    )
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info))
+    sinks = [_submit(engine, runner, prompt, params) for prompt in prompts]  # queued first
+    engine.start()
+    try:
+        assert all(sink.done.wait(30) for sink in sinks)
+    finally:
+        engine.shutdown()
+    assert passes == [4], "all four prompts in one forward pass"
+    assert [_text(runner, sink) for sink in sinks] == alone
