@@ -28,6 +28,7 @@ from engine.logprobs import chosen_logprobs, prompt_logprobs
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.request import (
+    BUSY_PREFIX,
     FinishReason,
     GenerationRequest,
     PromptDetails,
@@ -127,6 +128,7 @@ class Engine:
         compile_budget_s: float = 30.0,
         mask_threads: int = 2,
         prefill_chunk_tokens: int = 512,
+        max_queued: int = 1024,
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
@@ -140,6 +142,9 @@ class Engine:
         self._prefilling: list[_Prefill] = []
         self._forced_text_tokens: dict[str, list[int]] = {}
         self._prefill_chunk_tokens = prefill_chunk_tokens
+        # Requests waiting beyond the running batch; more are refused at once
+        # rather than queued behind minutes of work.
+        self._max_queued = max_queued
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
         self._batch = RunningBatch()
@@ -219,6 +224,14 @@ class Engine:
             request.sink.fail("internal error while accepting the request", invalid_argument=False)
 
     def _accept(self, request: GenerationRequest) -> None:
+        queued = len(self._waiting) + len(self._prefilling)
+        if queued >= self._max_queued:
+            self._metrics.request_finished("busy", 0)
+            request.sink.fail(
+                f"{BUSY_PREFIX}{queued} requests are already waiting for the decoder",
+                invalid_argument=False,
+            )
+            return
         problem = self._request_problem(request)
         if problem is not None:
             request.sink.fail(problem, invalid_argument=True)

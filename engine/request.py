@@ -12,6 +12,9 @@ from engine.params import Constraint, SamplingParams
 # only an error message, not its code, so the frontend reads this marker to
 # answer 400 instead of 5xx.
 INVALID_ARGUMENT_PREFIX = "invalid argument: "
+# Marks a request refused because the decoder's queue is full: the client may
+# retry later (the frontend answers 503 with Retry-After).
+BUSY_PREFIX = "server busy: "
 
 
 class FinishReason(str, enum.Enum):

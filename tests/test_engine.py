@@ -18,7 +18,7 @@ from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
-from engine.request import FinishReason, GenerationRequest, StepOutput
+from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest, StepOutput
 from engine.text_window import decode_window
 from grammar_compiler import compile_json_schema
 
@@ -728,3 +728,28 @@ def test_prompts_arriving_together_prefill_in_one_pass_with_unchanged_outputs(
         engine.shutdown()
     assert passes == [4], "all four prompts in one forward pass"
     assert [_text(runner, sink) for sink in sinks] == alone
+
+
+def test_a_full_queue_refuses_new_requests_at_once(runner: ModelRunner) -> None:
+    engine = Engine(
+        runner,
+        GrammarCache(runner.tokenizer_info),
+        max_batch_size=1,
+        max_queued=2,
+        cancel_poll_interval_s=0.0,
+    )
+    engine.start()
+    try:
+        endless = SamplingParams(max_tokens=100_000, ignore_eos=True)
+        running = _submit(engine, runner, "run", endless)
+        assert running.first_output.wait(30)
+        queued = [_submit(engine, runner, f"wait {i}", endless) for i in range(2)]
+        refused = _submit(engine, runner, "one too many", endless)
+        assert refused.done.wait(10)
+        assert refused.error[0].startswith(BUSY_PREFIX) and refused.error[1] is False
+        assert not any(sink.done.is_set() for sink in queued)
+        for sink in (running, *queued):
+            sink.cancelled = True
+        assert all(sink.done.wait(30) for sink in (running, *queued))
+    finally:
+        engine.shutdown()

@@ -237,6 +237,7 @@ class TritonPythonModel:
             max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
             prefill_chunk_tokens=int(model_parameter(parameters, "prefill_chunk_tokens", "512")),
+            max_queued=int(model_parameter(parameters, "max_queued_requests", "1024")),
             mask_threads=int(model_parameter(parameters, "mask_threads", "2")),
             metrics=metrics,
         )
