@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from fastapi import FastAPI, Response
+from fastapi import Depends, FastAPI, Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -13,6 +13,8 @@ from prometheus_client import (
     generate_latest,
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from frontend.auth import require_metrics_key
 
 REGISTRY = CollectorRegistry()
 
@@ -69,6 +71,6 @@ class _MetricsMiddleware:
 def install_metrics(app: FastAPI) -> None:
     app.add_middleware(_MetricsMiddleware)
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False, dependencies=[Depends(require_metrics_key)])
     async def _metrics() -> Response:
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

@@ -6,9 +6,20 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frontend.keys import normalize, parse_entries
 
-def _keys_from(value: str) -> list[str]:
-    return [key.strip() for key in value.replace("\n", ",").split(",") if key.strip()]
+
+def _key_digests() -> list[str]:
+    """Digests of the keys in CT_API_KEYS and CT_API_KEYS_FILE; bad entries stop start-up."""
+    digests = parse_entries(os.environ.get("CT_API_KEYS", ""), "CT_API_KEYS")
+    keys_file = os.environ.get("CT_API_KEYS_FILE")
+    if keys_file:
+        digests += parse_entries(Path(keys_file).read_text(encoding="utf-8"), keys_file)
+    return digests
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in {"1", "true", "yes"}
 
 
 def _name_of(model_dir: str | None) -> str:
@@ -25,17 +36,28 @@ class Settings:
     triton_decoder_model: str = "constrained_decoder"
     model_name: str = "default"
     api_keys: tuple[str, ...] = field(default_factory=tuple)
+    """``sha256:<hex>`` digests; plain keys given here are hashed on construction."""
     auth_disabled: bool = False
+    rate_limit_rps: float = 0.0
+    """Steady requests a second allowed per key (0: unlimited)."""
+    rate_limit_burst: int = 0
+    """Requests a key may make at once (0: the steady rate rounded up, at least 1)."""
+    metrics_require_key: bool = False
     request_timeout_s: float = 300.0
     stream_interval_ms: float = 0.0
     """Streamed responses: merge each choice's text for this long (0: every token)."""
 
+    def __post_init__(self) -> None:
+        """Holds keys only as digests and refuses limits that cannot mean anything."""
+        digests = tuple(
+            normalize(key, f"api_keys[{index}]") for index, key in enumerate(self.api_keys)
+        )
+        object.__setattr__(self, "api_keys", digests)
+        if not (self.rate_limit_rps >= 0 and self.rate_limit_burst >= 0):  # NaN too
+            raise ValueError("CT_RATE_LIMIT_RPS and CT_RATE_LIMIT_BURST must be >= 0")
+
     @classmethod
     def from_env(cls) -> Settings:
-        keys = _keys_from(os.environ.get("CT_API_KEYS", ""))
-        keys_file = os.environ.get("CT_API_KEYS_FILE")
-        if keys_file:
-            keys += _keys_from(Path(keys_file).read_text(encoding="utf-8"))
         return cls(
             triton_url=os.environ.get("CT_TRITON_URL", cls.triton_url),
             triton_model=os.environ.get("CT_TRITON_MODEL", cls.triton_model),
@@ -43,8 +65,11 @@ class Settings:
                 "CT_TRITON_DECODER_MODEL", cls.triton_decoder_model
             ),
             model_name=os.environ.get("CT_MODEL_NAME") or _name_of(os.environ.get("CT_MODEL_DIR")),
-            api_keys=tuple(keys),
-            auth_disabled=os.environ.get("CT_AUTH_DISABLED", "").lower() in {"1", "true", "yes"},
+            api_keys=tuple(_key_digests()),
+            auth_disabled=_flag("CT_AUTH_DISABLED"),
+            rate_limit_rps=float(os.environ.get("CT_RATE_LIMIT_RPS") or 0),
+            rate_limit_burst=int(os.environ.get("CT_RATE_LIMIT_BURST") or 0),
+            metrics_require_key=_flag("CT_METRICS_REQUIRE_KEY"),
             request_timeout_s=float(os.environ.get("CT_REQUEST_TIMEOUT_S", cls.request_timeout_s)),
             stream_interval_ms=float(
                 os.environ.get("CT_STREAM_INTERVAL_MS", cls.stream_interval_ms)
