@@ -7,17 +7,30 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from frontend.api import cfg, completions, health, models, regex, typed, validate
 from frontend.errors import install_error_handlers
+from frontend.logs import configure_logging
 from frontend.metrics import install_metrics
+from frontend.request_context import RequestContextMiddleware
 from frontend.settings import Settings
 from frontend.triton_client import TritonEngineClient
 
 logger = logging.getLogger(__name__)
 
 
+class _App(FastAPI):
+    """FastAPI with the request context outside even its server-error layer,
+    which ``add_middleware`` cannot reach: a crash's 500 still carries
+    ``X-Request-ID``, and its log line names the request."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return RequestContextMiddleware(super().build_middleware_stack())
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
+    configure_logging()
     settings = settings or Settings.from_env()
     if not settings.api_keys and not settings.auth_disabled:
         raise RuntimeError(
@@ -37,7 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await app.state.engine.close()
 
-    app = FastAPI(
+    app = _App(
         title="Constrained completions on Triton",
         version="0.1.0",
         description=(

@@ -9,7 +9,6 @@ a match.
 from __future__ import annotations
 
 import enum
-import functools
 import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from engine.params import Constraint, ConstraintType, SamplingParams
 from frontend.errors import APIError
 from frontend.generation import Completion, collect_completion
 from frontend.metrics import TOKENS, VERIFICATION_FAILURES
+from frontend.translation_cache import translation_cache
 from grammar_compiler import (
     ConstraintError,
     compile_grammar,
@@ -52,7 +52,7 @@ COMPILERS: dict[str, Callable[..., CanonicalConstraint]] = {
 }
 
 
-@functools.lru_cache(maxsize=512)
+@translation_cache(lambda language, *_: language)
 def compile_constraint(language: str, *args: Hashable) -> CanonicalConstraint:
     """Translates a user constraint once per distinct text (mistakes are not
     cached: they raise ConstraintError every time)."""

@@ -9,6 +9,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -38,6 +39,40 @@ VERIFICATION_FAILURES = Counter(
     registry=REGISTRY,
 )
 TOKENS = Counter("ct_tokens_total", "Prompt and completion tokens", ["kind"], registry=REGISTRY)
+TIME_TO_FIRST_TOKEN = Histogram(
+    "ct_time_to_first_token_seconds",
+    "From the HTTP request's start to its first chunk from Triton, streamed or collected",
+    ["route"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+    registry=REGISTRY,
+)
+GENERATIONS_IN_FLIGHT = Gauge(
+    "ct_generations_in_flight",
+    "Triton requests the frontend has open (queued or running): its view of the queue",
+    registry=REGISTRY,
+)
+CANCELLATION_CAUSES = ("client_disconnect", "error", "timeout")
+CANCELLATIONS = Counter(
+    "ct_generation_cancellations_total",
+    "Generations the frontend cancelled in the decoder, by cause",
+    ["cause"],
+    registry=REGISTRY,
+)
+for _cause in CANCELLATION_CAUSES:  # every cause shows, at 0, before it first happens
+    CANCELLATIONS.labels(_cause)
+CONSTRAINT_CACHE_LOOKUPS = Counter(
+    "ct_constraint_cache_lookups_total",
+    "Lookups in the frontend's constraint translation caches",
+    ["cache", "result"],
+    registry=REGISTRY,
+)
+CONSTRAINT_TRANSLATION = Histogram(
+    "ct_constraint_translation_seconds",
+    "Translating a user constraint to its canonical form (cache misses only)",
+    ["cache"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+    registry=REGISTRY,
+)
 
 
 class _MetricsMiddleware:

@@ -4,6 +4,8 @@ Routes depend on :class:`TritonEngineClient`, never on tritonclient directly.
 Every call opens its own gRPC stream; leaving the iteration early (client gone,
 timeout, error) cancels that stream, which Triton turns into
 ``is_cancelled()`` inside the decoder so the request stops using the batch.
+Each Triton request id starts with the HTTP request's id
+(:mod:`frontend.request_context`), so Triton's logs can be matched with ours.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -23,6 +24,8 @@ from tritonclient.utils import InferenceServerException
 from engine.params import Constraint, SamplingParams
 from engine.request import INVALID_ARGUMENT_PREFIX
 from frontend.errors import APIError
+from frontend.metrics import CANCELLATIONS, GENERATIONS_IN_FLIGHT, TIME_TO_FIRST_TOKEN
+from frontend.request_context import RequestContext, current, new_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +119,8 @@ class TritonEngineClient:
 
         ``prompt`` is text, or token ids the model reads as they are.
         """
-        request_id = uuid.uuid4().hex
+        context = current() or RequestContext(new_request_id())
+        request_id = context.next_triton_request_id()
         request = {
             "model_name": self._model,
             "inputs": [
@@ -135,27 +139,38 @@ class TritonEngineClient:
 
         stream = self._client.stream_infer(requests(), stream_timeout=self._timeout_s)
         finished = False
+        cause: str | None = None  # why it ends early, when it fails here
+        GENERATIONS_IN_FLIGHT.inc()
         try:
             async for result, error in stream:
                 if error is not None:
                     finished = True  # Triton ended it
                     raise _as_api_error(error)
                 chunk = _to_chunk(result)
+                if (seconds := context.first_chunk_seconds()) is not None:
+                    TIME_TO_FIRST_TOKEN.labels(context.route).observe(seconds)
                 finished = result.get_response().parameters["triton_final_response"].bool_param
                 yield chunk
                 if finished:
                     return
+            cause = "error"
             raise APIError(502, "the inference server closed the stream before the final response")
         except InferenceServerException as error:
+            cause = "error"
             raise _as_api_error(error) from None
         except grpc.RpcError as error:
-            raise _rpc_error(error) from None
+            api_error = _rpc_error(error)
+            cause = "timeout" if api_error.status == 504 else "error"
+            raise api_error from None
         finally:
+            GENERATIONS_IN_FLIGHT.dec()
             stream.cancel()
             if not finished:
-                self._cancel_in_decoder(request_id)
+                # Otherwise its reader left: the client, or a sibling prompt's failure.
+                cause = cause or ("client_disconnect" if context.client_disconnected else "error")
+                self._cancel_in_decoder(request_id, cause)
 
-    def _cancel_in_decoder(self, request_id: str) -> None:
+    def _cancel_in_decoder(self, request_id: str, cause: str) -> None:
         """Tells the decoder to drop a generation nobody will read.
 
         Cancelling the ensemble's stream is not enough: Triton checks an
@@ -163,6 +178,8 @@ class TritonEngineClient:
         until the generation ends. Runs in the background so a departing
         client's handler returns at once.
         """
+        CANCELLATIONS.labels(cause).inc()
+        logger.info("cancelling generation %s in the decoder (%s)", request_id, cause)
         task = asyncio.get_running_loop().create_task(self._send_cancel(request_id))
         self._cancellations.add(task)
         task.add_done_callback(self._cancellations.discard)

@@ -7,13 +7,13 @@ with a 400 naming it; nothing is dropped on the way.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 
 from engine.params import DEFAULT_DRY_SEQUENCE_BREAKERS, SamplingParams
 from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
 from frontend.errors import APIError
+from frontend.translation_cache import translation_cache
 from grammar_compiler import ConstraintError
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.openai_constraints import grammar_constraint, response_format_constraint
@@ -233,16 +233,16 @@ def _as_text(value: str | dict) -> str:
 
 # Translations are cached by their text: a client that sends the same schema
 # with every request pays for the translation once (errors are not cached).
-@functools.lru_cache(maxsize=512)
+@translation_cache("completions_grammar")
 def _grammar(kind: str, value: str) -> CanonicalConstraint:
     return grammar_constraint(kind, value)
 
 
-@functools.lru_cache(maxsize=512)
+@translation_cache("completions_response_format")
 def _response_format(response_format: str) -> CanonicalConstraint:
     return response_format_constraint(json.loads(response_format))
 
 
-@functools.lru_cache(maxsize=512)
+@translation_cache("completions_tools")
 def _tools(tools: str, tool_choice: str) -> CanonicalConstraint:
     return tools_constraint(json.loads(tools), json.loads(tool_choice))
