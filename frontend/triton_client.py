@@ -22,12 +22,16 @@ import tritonclient.grpc.aio as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from engine.params import Constraint, SamplingParams
-from engine.request import INVALID_ARGUMENT_PREFIX
+from engine.request import BUSY_PREFIX, INVALID_ARGUMENT_PREFIX
 from frontend.errors import APIError
 from frontend.metrics import CANCELLATIONS, GENERATIONS_IN_FLIGHT, TIME_TO_FIRST_TOKEN
 from frontend.request_context import RequestContext, current, new_request_id
 
 logger = logging.getLogger(__name__)
+
+
+# Seconds a client refused for a full decoder queue is told to wait.
+BUSY_RETRY_AFTER_S = 1
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,14 @@ def _as_api_error(error: InferenceServerException) -> APIError:
     status = str(error.status() or "")
     if INVALID_ARGUMENT_PREFIX in message:
         return APIError(400, message.split(INVALID_ARGUMENT_PREFIX, 1)[1])
+    if BUSY_PREFIX in message:  # the decoder's queue is full: come back shortly
+        detail = message.split(BUSY_PREFIX, 1)[1]
+        return APIError(
+            503,
+            f"the server is busy ({detail}); retry later",
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+            code="server_busy",
+        )
     if "UNAVAILABLE" in status or "failed to connect" in message.lower():
         return APIError(503, "the inference server is not available")
     return APIError(502, f"the inference server failed: {message}")
