@@ -76,11 +76,6 @@ class ModelRunner:
         logits, cache = self.extend(prompt_ids, None)
         return logits[-1], cache
 
-    def prefill_all(self, prompt_ids: list[int]) -> tuple[torch.Tensor, DynamicCache]:
-        """Like ``prefill`` but keeps the logits after every prompt token
-        ``[prompt, vocab]``: echoed prompts with logprobs need them."""
-        return self.extend(prompt_ids, None, keep_all_logits=True)
-
     @torch.inference_mode()
     def extend(
         self, ids: list[int], cache: DynamicCache | None, *, keep_all_logits: bool = False

@@ -67,6 +67,13 @@ def compiled_or_400(language: str, *args: Hashable) -> CanonicalConstraint:
         raise APIError(400, str(error)) from None
 
 
+def decoder_constraint(constraint: CanonicalConstraint | None) -> Constraint:
+    """What the decoder compiles for a translated constraint (none: unconstrained)."""
+    if constraint is None:
+        return Constraint()
+    return Constraint(type=ConstraintType(constraint.kind), value=constraint.value)
+
+
 async def generate_verified(
     request: Request, prompt: str, params: SamplingParams, constraint: CanonicalConstraint
 ) -> VerifiedCompletion:
@@ -74,7 +81,7 @@ async def generate_verified(
         request,
         prompt,
         params,
-        Constraint(type=ConstraintType(constraint.kind), value=constraint.value),
+        decoder_constraint(constraint),
     )
     TOKENS.labels("prompt").inc(completion.prompt_tokens)
     TOKENS.labels("completion").inc(completion.tokens_generated)

@@ -403,7 +403,7 @@ def test_echo_sends_the_prompt_with_its_logprobs(engine: Engine, runner: ModelRu
     assert len(details) == 1, "the prompt travels once per request"
     assert details[0].ids == ids and not details[0].truncated
     assert details[0].logprobs[0] is None and len(details[0].logprobs) == len(ids)
-    all_logits, _ = runner.prefill_all(ids)
+    all_logits, _ = runner.extend(ids, None, keep_all_logits=True)
     second = details[0].logprobs[1]
     assert second.token == ids[1]
     assert second.logprob == pytest.approx(float(all_logits[0].log_softmax(-1)[ids[1]]), abs=1e-4)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from engine.params import DEFAULT_DRY_SEQUENCE_BREAKERS, SamplingParams
+from engine.params import SamplingParams
 from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
 from frontend.errors import APIError
 from frontend.translation_cache import translation_cache
@@ -144,43 +144,39 @@ def _mirostat(body: CompletionRequest) -> tuple[float | None, float]:
     return target, body.mirostat_lr if body.mirostat_lr is not None else MIROSTAT_LR
 
 
+# Request fields that are SamplingParams fields of the same name and meaning;
+# an explicit null takes the engine's default, as an absent field does.
+_SAME_NAME_FIELDS = (
+    "max_tokens", "temperature", "top_k", "top_p", "min_p", "repetition_penalty",
+    "presence_penalty", "frequency_penalty", "seed", "ignore_eos", "dry_multiplier",
+    "dry_base", "dry_allowed_length", "dry_sequence_breakers",
+)  # fmt: skip
+_RENAMED_FIELDS = {
+    "echo": "echo_prompt",
+    "context_length_exceeded_behavior": "context_overflow",
+    "truncate_sequence": "truncate_prompt",
+}
+
+
 def _sampling(body: CompletionRequest, sequences: int) -> SamplingParams:
+    given = {name: getattr(body, name) for name in _SAME_NAME_FIELDS}
+    given |= {ours: getattr(body, theirs) for theirs, ours in _RENAMED_FIELDS.items()}
     mirostat_target, mirostat_lr = _mirostat(body)
     # best_of ranks choices by their log probability, so it needs them computed.
     logprobs = body.logprobs
     if logprobs is None and sequences > (body.n or 1):
         logprobs = 0
     return SamplingParams(
-        max_tokens=body.max_tokens or 16,
-        temperature=1.0 if body.temperature is None else body.temperature,
-        top_k=body.top_k or 0,
-        top_p=1.0 if body.top_p is None else body.top_p,
-        min_p=body.min_p or 0.0,
-        repetition_penalty=1.0 if body.repetition_penalty is None else body.repetition_penalty,
-        presence_penalty=body.presence_penalty or 0.0,
-        frequency_penalty=body.frequency_penalty or 0.0,
+        **{name: value for name, value in given.items() if value is not None},
         stop=_stops(body.stop),
-        seed=body.seed,
         # The model decides when a complete output ends (end-of-sequence, which
         # the constraint allows only where the output is complete).
         stop_after_match=False,
-        ignore_eos=bool(body.ignore_eos),
         logit_bias=_logit_bias(body.logit_bias),
-        dry_multiplier=body.dry_multiplier or 0.0,
-        dry_base=1.75 if body.dry_base is None else body.dry_base,
-        dry_allowed_length=2 if body.dry_allowed_length is None else body.dry_allowed_length,
-        dry_sequence_breakers=(
-            DEFAULT_DRY_SEQUENCE_BREAKERS
-            if body.dry_sequence_breakers is None
-            else tuple(body.dry_sequence_breakers)
-        ),
         mirostat_target=mirostat_target,
         mirostat_lr=mirostat_lr,
         n=sequences,
         logprobs=logprobs,
-        echo_prompt=bool(body.echo),
-        context_overflow=body.context_length_exceeded_behavior or "truncate",
-        truncate_prompt=bool(body.truncate_sequence),
     )
 
 

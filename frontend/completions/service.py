@@ -17,22 +17,16 @@ from collections.abc import AsyncIterator
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
-from engine.params import Constraint, ConstraintType
 from frontend.completions.choices import PromptRun
 from frontend.completions.plan import CompletionPlan
 from frontend.completions.schemas import Completion, Usage
+from frontend.constrained import decoder_constraint
 from frontend.errors import APIError, openai_error_body
 from frontend.generation import COLLECT_INTERVAL_MS, until_disconnected
 from frontend.metrics import TOKENS
 from frontend.triton_client import Chunk, TritonEngineClient
 
 logger = logging.getLogger(__name__)
-
-
-def _decoder_constraint(plan: CompletionPlan) -> Constraint:
-    if plan.constraint is None:
-        return Constraint()
-    return Constraint(type=ConstraintType(plan.constraint.kind), value=plan.constraint.value)
 
 
 async def _merged_chunks(
@@ -43,7 +37,7 @@ async def _merged_chunks(
 ) -> AsyncIterator[tuple[PromptRun, Chunk]]:
     """Every prompt's chunks, interleaved as they arrive; leaving early cancels
     every generation still running."""
-    constraint = _decoder_constraint(plan)
+    constraint = decoder_constraint(plan.constraint)
     params = plan.params.model_copy(update={"stream_interval_ms": stream_interval_ms})
     queue: asyncio.Queue = asyncio.Queue()
 
