@@ -15,7 +15,7 @@ from frontend.logs import configure_logging
 from frontend.metrics import install_metrics
 from frontend.request_context import RequestContextMiddleware
 from frontend.settings import Settings
-from frontend.triton_client import TritonEngineClient
+from frontend.triton_pool import TritonPool
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +39,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.engine = TritonEngineClient(
-            settings.triton_url,
-            settings.triton_model,
-            settings.triton_decoder_model,
-            timeout_s=settings.request_timeout_s,
-        )
+        app.state.engine = TritonPool.from_settings(settings)
+        await app.state.engine.start()
         try:
             yield
         finally:

@@ -73,6 +73,30 @@ CONSTRAINT_TRANSLATION = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
     registry=REGISTRY,
 )
+TRITON_READY = Gauge(
+    "ct_triton_ready",
+    "1 while the health probe finds this Triton endpoint serving (new generations go there)",
+    ["endpoint"],
+    registry=REGISTRY,
+)
+TRITON_FAILURES = Counter(
+    "ct_triton_failures_total",
+    "Failures the health probe found: a model's stub process died, or stopped answering",
+    ["endpoint", "kind"],
+    registry=REGISTRY,
+)
+GENERATIONS_ABORTED = Counter(
+    "ct_generations_aborted_total",
+    "Generations in flight ended with 503 because their Triton endpoint failed",
+    ["endpoint"],
+    registry=REGISTRY,
+)
+MODEL_RESTARTS = Counter(
+    "ct_triton_model_restarts_total",
+    "Models the frontend unloaded and loaded again to replace a failed stub, by result",
+    ["endpoint", "model", "result"],
+    registry=REGISTRY,
+)
 
 
 class _MetricsMiddleware:

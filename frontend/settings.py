@@ -18,8 +18,19 @@ def _key_digests() -> list[str]:
     return digests
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in {"1", "true", "yes"}
+def _flag(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    return value in {"1", "true", "yes", "on"}
+
+
+def _urls(value: str) -> tuple[str, ...]:
+    """``host:port`` entries, comma-separated: every Triton endpoint to spread requests over."""
+    urls = tuple(url.strip() for url in value.split(",") if url.strip())
+    if not urls:
+        raise ValueError("CT_TRITON_URL names no endpoint")
+    return urls
 
 
 def _name_of(model_dir: str | None) -> str:
@@ -31,9 +42,10 @@ def _name_of(model_dir: str | None) -> str:
 class Settings:
     """Everything the frontend needs to know about its deployment."""
 
-    triton_url: str = "127.0.0.1:8011"
+    triton_urls: tuple[str, ...] = ("127.0.0.1:8011",)
     triton_model: str = "ensemble"
     triton_decoder_model: str = "constrained_decoder"
+    triton_tokenizer_model: str = "tokenizer"
     model_name: str = "default"
     api_keys: tuple[str, ...] = field(default_factory=tuple)
     """``sha256:<hex>`` digests; plain keys given here are hashed on construction."""
@@ -46,6 +58,10 @@ class Settings:
     request_timeout_s: float = 300.0
     stream_interval_ms: float = 0.0
     """Streamed responses: merge each choice's text for this long (0: every token)."""
+    health_interval_s: float = 1.0
+    health_probe_timeout_s: float = 5.0
+    restart_failed_models: bool = True
+    """Unload and load a model whose stub died (needs Triton's explicit model control)."""
 
     def __post_init__(self) -> None:
         """Holds keys only as digests and refuses limits that cannot mean anything."""
@@ -55,14 +71,19 @@ class Settings:
         object.__setattr__(self, "api_keys", digests)
         if not (self.rate_limit_rps >= 0 and self.rate_limit_burst >= 0):  # NaN too
             raise ValueError("CT_RATE_LIMIT_RPS and CT_RATE_LIMIT_BURST must be >= 0")
+        if not (self.health_interval_s > 0 and self.health_probe_timeout_s > 0):
+            raise ValueError("CT_HEALTH_INTERVAL_S and CT_HEALTH_PROBE_TIMEOUT_S must be > 0")
 
     @classmethod
     def from_env(cls) -> Settings:
         return cls(
-            triton_url=os.environ.get("CT_TRITON_URL", cls.triton_url),
+            triton_urls=_urls(os.environ.get("CT_TRITON_URL", ",".join(cls.triton_urls))),
             triton_model=os.environ.get("CT_TRITON_MODEL", cls.triton_model),
             triton_decoder_model=os.environ.get(
                 "CT_TRITON_DECODER_MODEL", cls.triton_decoder_model
+            ),
+            triton_tokenizer_model=os.environ.get(
+                "CT_TRITON_TOKENIZER_MODEL", cls.triton_tokenizer_model
             ),
             model_name=os.environ.get("CT_MODEL_NAME") or _name_of(os.environ.get("CT_MODEL_DIR")),
             api_keys=tuple(_key_digests()),
@@ -74,4 +95,9 @@ class Settings:
             stream_interval_ms=float(
                 os.environ.get("CT_STREAM_INTERVAL_MS", cls.stream_interval_ms)
             ),
+            health_interval_s=float(os.environ.get("CT_HEALTH_INTERVAL_S", cls.health_interval_s)),
+            health_probe_timeout_s=float(
+                os.environ.get("CT_HEALTH_PROBE_TIMEOUT_S", cls.health_probe_timeout_s)
+            ),
+            restart_failed_models=_flag("CT_RESTART_FAILED_MODELS", cls.restart_failed_models),
         )

@@ -1,11 +1,14 @@
 """The frontend's only door to Triton: stream one generation from the ensemble.
 
-Routes depend on :class:`TritonEngineClient`, never on tritonclient directly.
+Routes reach it through :class:`frontend.triton_pool.TritonPool`, never tritonclient directly.
 Every call opens its own gRPC stream; leaving the iteration early (client gone,
 timeout, error) cancels that stream, which Triton turns into
 ``is_cancelled()`` inside the decoder so the request stops using the batch.
 Each Triton request id starts with the HTTP request's id
 (:mod:`frontend.request_context`), so Triton's logs can be matched with ours.
+
+One client talks to one Triton endpoint; :mod:`frontend.triton_health` watches
+it and :mod:`frontend.triton_pool` spreads requests over several.
 """
 
 from __future__ import annotations
@@ -32,6 +35,25 @@ logger = logging.getLogger(__name__)
 
 # Seconds a client refused for a full decoder queue is told to wait.
 BUSY_RETRY_AFTER_S = 1
+
+# A restarted Triton is found again within seconds, not after gRPC's default
+# reconnect backoff (up to two minutes).
+_CHANNEL_ARGS = [
+    ("grpc.max_send_message_length", 2**31 - 1),
+    ("grpc.max_receive_message_length", 2**31 - 1),
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.min_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 2_000),
+]
+
+# What the Python backend answers for a request to a model whose stub died.
+STUB_DEAD_MARKER = "is not healthy"
+# Seconds a client whose generation met a failed server is told to wait.
+FAILURE_RETRY_AFTER_S = 2
+
+# The request id of the decoder's health probe: a cancellation of a request
+# that never exists, answered by the decoder stub itself.
+PROBE_REQUEST_ID = "health-probe"
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,13 @@ def _as_api_error(error: InferenceServerException) -> APIError:
             headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
             code="server_busy",
         )
+    if STUB_DEAD_MARKER in message:  # a model's process crashed; it is being restarted
+        return APIError(
+            503,
+            "the inference server failed (a model process crashed); retry shortly",
+            headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
+            code="backend_failure",
+        )
     if "UNAVAILABLE" in status or "failed to connect" in message.lower():
         return APIError(503, "the inference server is not available")
     return APIError(502, f"the inference server failed: {message}")
@@ -106,23 +135,107 @@ def _rpc_error(error: grpc.RpcError) -> APIError:
     return APIError(502, f"the inference server failed: {code}")
 
 
+class _Generation:
+    """One open stream, so a failure found elsewhere can end it with an error."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.failure: APIError | None = None
+
+    def abort(self, failure: APIError) -> None:
+        self.failure = failure
+        self.stream.cancel()
+
+
 class TritonEngineClient:
     """Generations over ``tritonclient``'s asyncio gRPC streaming API."""
 
-    def __init__(self, url: str, model: str, decoder_model: str, *, timeout_s: float) -> None:
-        self._client = grpcclient.InferenceServerClient(url)
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        decoder_model: str,
+        *,
+        timeout_s: float,
+        tokenizer_model: str = "tokenizer",
+    ) -> None:
+        self.url = url
+        self._client = grpcclient.InferenceServerClient(url, channel_args=_CHANNEL_ARGS)
         self._model = model
         self._decoder_model = decoder_model
+        self._tokenizer_model = tokenizer_model
         self._timeout_s = timeout_s
         self._cancellations: set[asyncio.Task] = set()
+        self._in_flight: set[_Generation] = set()
 
-    async def is_ready(self) -> bool:
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    async def is_ready(self, timeout_s: float) -> bool:
+        """Whether Triton and the ensemble say they are ready (a stub may still be dead)."""
         try:
-            return await self._client.is_server_ready() and await self._client.is_model_ready(
-                self._model
-            )
+            return await self._client.is_server_ready(
+                client_timeout=timeout_s
+            ) and await self._client.is_model_ready(self._model, client_timeout=timeout_s)
         except InferenceServerException:
             return False
+
+    def abort_in_flight(self, failure: APIError) -> int:
+        """Ends every open generation with ``failure``; returns how many.
+
+        For failures Triton never reports to the streams themselves: a crashed
+        Python-backend stub leaves its requests open for ever.
+        """
+        aborted = list(self._in_flight)
+        for generation in aborted:
+            generation.abort(failure)
+        return len(aborted)
+
+    async def probe_decoder(self, timeout_s: float) -> str | None:
+        """Asks the decoder stub itself to answer; returns the error, or None.
+
+        Triton still calls a model ready after its stub died, so readiness
+        says nothing; only a request the stub must answer does.
+        """
+
+        async def requests():
+            yield {
+                "model_name": self._decoder_model,
+                "inputs": [_bytes_input("cancel_request_id", PROBE_REQUEST_ID)],
+            }
+
+        stream = self._client.stream_infer(requests(), stream_timeout=timeout_s)
+        try:
+            async for _, error in stream:
+                return None if error is None else (error.message() or str(error))
+            return "the decoder closed the probe without answering"
+        except InferenceServerException as error:
+            return error.message() or str(error)
+        except grpc.RpcError as error:
+            return f"{error.code() if hasattr(error, 'code') else error}"
+        finally:
+            stream.cancel()
+
+    async def probe_tokenizer(self, timeout_s: float) -> str | None:
+        """Tokenizes an empty prompt in the tokenizer stub; returns the error, or None."""
+        try:
+            await self._client.infer(
+                self._tokenizer_model, [_bytes_input("text_input", "")], client_timeout=timeout_s
+            )
+            return None
+        except InferenceServerException as error:
+            return error.message() or str(error)
+
+    async def restart_model(self, model: str) -> None:
+        """Unloads and loads ``model`` again, which starts a new stub process.
+
+        Loading a model that is already loaded is a no-op in Triton, even after
+        its stub died, hence the unload; the ensemble over it follows both.
+        Needs Triton's ``--model-control-mode=explicit``.
+        """
+        await self._client.unload_model(model)
+        await self._client.load_model(model)
 
     async def generate(
         self, prompt: str | list[int], params: SamplingParams, constraint: Constraint
@@ -150,6 +263,8 @@ class TritonEngineClient:
             yield request
 
         stream = self._client.stream_infer(requests(), stream_timeout=self._timeout_s)
+        generation = _Generation(stream)
+        self._in_flight.add(generation)
         finished = False
         cause: str | None = None  # why it ends early, when it fails here
         GENERATIONS_IN_FLIGHT.inc()
@@ -165,6 +280,9 @@ class TritonEngineClient:
                 yield chunk
                 if finished:
                     return
+            if generation.failure is not None:
+                finished = True
+                raise generation.failure
             cause = "error"
             raise APIError(502, "the inference server closed the stream before the final response")
         except InferenceServerException as error:
@@ -174,7 +292,14 @@ class TritonEngineClient:
             api_error = _rpc_error(error)
             cause = "timeout" if api_error.status == 504 else "error"
             raise api_error from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if generation.failure is None or (task is not None and task.cancelling()):
+                raise  # the caller cancelled us
+            finished = True  # nothing left in Triton to cancel
+            raise generation.failure from None
         finally:
+            self._in_flight.discard(generation)
             GENERATIONS_IN_FLIGHT.dec()
             stream.cancel()
             if not finished:

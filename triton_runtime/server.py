@@ -99,6 +99,10 @@ class TritonServer(ManagedProcess):
             f"--metrics-address={self.address}",
             f"--metrics-port={self.metrics_port}",
             f"--exit-timeout-secs={self._exit_timeout_secs}",
+            # Every model loads at start, and the frontend may unload and load
+            # one whose stub process died (Triton never restarts a stub).
+            "--model-control-mode=explicit",
+            "--load-model=*",
             *self._extra_args,
         ]
 

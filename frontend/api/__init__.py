@@ -1,1 +1,1 @@
-"""HTTP routes, each a few lines over :class:`frontend.triton_client.TritonEngineClient`."""
+"""HTTP routes, each a few lines over :class:`frontend.triton_pool.TritonPool`."""

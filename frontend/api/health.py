@@ -8,9 +8,11 @@ from fastapi.responses import JSONResponse
 router = APIRouter()
 
 
-@router.get("/health", summary="Ready when Triton and the pipeline are ready")
+@router.get("/health", summary="Ready when a Triton endpoint serves the whole pipeline")
 async def health(request: Request) -> JSONResponse:
-    if await request.app.state.engine.is_ready():
+    """Reports the health monitors' latest finding (probed every second),
+    so a probe storm never reaches Triton."""
+    if request.app.state.engine.is_ready():
         return JSONResponse({"status": "ok"})
     return JSONResponse(
         {"status": "unavailable", "error": "the inference server is not ready", "code": 503},

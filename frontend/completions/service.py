@@ -24,13 +24,14 @@ from frontend.constrained import decoder_constraint
 from frontend.errors import APIError, openai_error_body
 from frontend.generation import COLLECT_INTERVAL_MS, until_disconnected
 from frontend.metrics import TOKENS
-from frontend.triton_client import Chunk, TritonEngineClient
+from frontend.triton_client import Chunk
+from frontend.triton_pool import TritonPool
 
 logger = logging.getLogger(__name__)
 
 
 async def _merged_chunks(
-    engine: TritonEngineClient,
+    engine: TritonPool,
     plan: CompletionPlan,
     runs: list[PromptRun],
     stream_interval_ms: float,

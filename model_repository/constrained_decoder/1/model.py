@@ -87,7 +87,9 @@ class _ResponseSink:
         self._outbox.put((self, _error_response(message, invalid_argument)))
 
     def acknowledge(self) -> None:
-        """An empty final response (a cancellation request is done)."""
+        """A final response without outputs: a cancellation (or health probe) is
+        done. It carries a response, not just the FINAL flag, because gRPC
+        clients drop a bare final flag unless they opted in to empty finals."""
         self._outbox.put((self, _END))
 
     def is_cancelled(self) -> bool:
@@ -105,7 +107,7 @@ def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> Non
             sink.sender.send(builder.response(output), flags=FINAL if output.request_done else 0)
         outputs = []
         if item is _END:
-            sink.sender.send(flags=FINAL)
+            sink.sender.send(pb_utils.InferenceResponse(output_tensors=[]), flags=FINAL)
         elif item is not None:
             sink.sender.send(item, flags=FINAL)
 
