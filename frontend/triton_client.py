@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -122,8 +122,18 @@ def _as_api_error(error: InferenceServerException) -> APIError:
             code="backend_failure",
         )
     if "UNAVAILABLE" in status or "failed to connect" in message.lower():
-        return APIError(503, "the inference server is not available")
+        return unavailable()
     return APIError(502, f"the inference server failed: {message}")
+
+
+def unavailable() -> APIError:
+    """Triton cannot be reached (or none is ready): retry soon, it may be restarting."""
+    return APIError(
+        503,
+        "the inference server is not available",
+        headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
+        code="backend_unavailable",
+    )
 
 
 def _rpc_error(error: grpc.RpcError) -> APIError:
@@ -131,7 +141,7 @@ def _rpc_error(error: grpc.RpcError) -> APIError:
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return APIError(504, "the generation did not finish within the request timeout")
     if code == grpc.StatusCode.UNAVAILABLE:
-        return APIError(503, "the inference server is not available")
+        return unavailable()
     return APIError(502, f"the inference server failed: {code}")
 
 
@@ -167,6 +177,8 @@ class TritonEngineClient:
         self._timeout_s = timeout_s
         self._cancellations: set[asyncio.Task] = set()
         self._in_flight: set[_Generation] = set()
+        self.on_server_failure: Callable[[], None] = lambda: None
+        """Set by the endpoint's health monitor."""
 
     @property
     def in_flight(self) -> int:
@@ -180,6 +192,13 @@ class TritonEngineClient:
             ) and await self._client.is_model_ready(self._model, client_timeout=timeout_s)
         except InferenceServerException:
             return False
+
+    def _noted(self, error: APIError) -> APIError:
+        """Tells the health monitor at once when a generation met a failed
+        server, so new requests stop coming here before its next probe."""
+        if error.code in {"backend_unavailable", "backend_failure"}:
+            self.on_server_failure()
+        return error
 
     def abort_in_flight(self, failure: APIError) -> int:
         """Ends every open generation with ``failure``; returns how many.
@@ -272,7 +291,7 @@ class TritonEngineClient:
             async for result, error in stream:
                 if error is not None:
                     finished = True  # Triton ended it
-                    raise _as_api_error(error)
+                    raise self._noted(_as_api_error(error))
                 chunk = _to_chunk(result)
                 if (seconds := context.first_chunk_seconds()) is not None:
                     TIME_TO_FIRST_TOKEN.labels(context.route).observe(seconds)
@@ -287,9 +306,9 @@ class TritonEngineClient:
             raise APIError(502, "the inference server closed the stream before the final response")
         except InferenceServerException as error:
             cause = "error"
-            raise _as_api_error(error) from None
+            raise self._noted(_as_api_error(error)) from None
         except grpc.RpcError as error:
-            api_error = _rpc_error(error)
+            api_error = self._noted(_rpc_error(error))
             cause = "timeout" if api_error.status == 504 else "error"
             raise api_error from None
         except asyncio.CancelledError:

@@ -73,7 +73,16 @@ class EndpointMonitor:
         self._timeouts_in_a_row = 0
         self._last_restart: dict[str, float] = {}
         self._task: asyncio.Task | None = None
+        self._wake = asyncio.Event()
+        client.on_server_failure = self._failure_reported
         self._set_ready(False)
+
+    def _failure_reported(self) -> None:
+        """A generation met a failed server: stop sending work, look now."""
+        if self.ready:
+            logger.warning("a generation found Triton at %s failing; probing", self.client.url)
+        self._set_ready(False)
+        self._wake.set()
 
     async def start(self) -> None:
         """Probes once (so a healthy endpoint serves from the first request), then watches."""
@@ -88,7 +97,9 @@ class EndpointMonitor:
 
     async def _watch(self) -> None:
         while True:
-            await asyncio.sleep(self._policy.interval_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._policy.interval_s)
+            self._wake.clear()
             try:
                 await self.check()
             except Exception:  # a bug here must not stop the watching

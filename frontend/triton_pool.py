@@ -13,9 +13,8 @@ import itertools
 from collections.abc import AsyncIterator, Sequence
 
 from engine.params import Constraint, SamplingParams
-from frontend.errors import APIError
 from frontend.settings import Settings
-from frontend.triton_client import FAILURE_RETRY_AFTER_S, Chunk, TritonEngineClient
+from frontend.triton_client import Chunk, TritonEngineClient, unavailable
 from frontend.triton_health import EndpointMonitor, HealthPolicy
 
 
@@ -72,12 +71,7 @@ class TritonPool:
     def _choose(self) -> TritonEngineClient:
         ready = [monitor.client for monitor in self._monitors if monitor.ready]
         if not ready:
-            raise APIError(
-                503,
-                "the inference server is not available",
-                headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
-                code="backend_unavailable",
-            )
+            raise unavailable()
         turn = next(self._turns) % len(ready)
         in_turn = ready[turn:] + ready[:turn]
         return min(in_turn, key=lambda client: client.in_flight)

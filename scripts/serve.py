@@ -7,8 +7,9 @@ Usage:
 Every flag falls back to an environment variable (shown in --help), so the same command
 works in a shell, in CI and in a container. Triton's output is shown behind "[triton]" and
 the frontend's behind "[frontend]". Ctrl-C or SIGTERM stops the frontend first (no new
-requests reach a stopping Triton), then Triton, and exits 0. If either server dies, the
-other is stopped and the exit status is 1.
+requests reach a stopping Triton), then Triton, and exits 0. A server that dies is
+started again on the same ports (the frontend finds a restarted Triton by itself); one
+that dies more than --max-restarts times in ten minutes stops everything with status 1.
 
 Without --model-dir and without CT_MODEL_DIR the demo model in .cache/models/demo is
 served, built first by scripts/build_demo_model.py when it is missing.
@@ -17,6 +18,7 @@ served, built first by scripts/build_demo_model.py when it is missing.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import secrets
 import signal
@@ -33,6 +35,7 @@ from triton_runtime.process import echo
 from triton_runtime.runtime import REPO_ROOT
 
 DEFAULT_MODEL_DIR = REPO_ROOT / ".cache" / "models" / "demo"
+RESTART_WINDOW_S = 600.0
 
 
 class _Shutdown(Exception):
@@ -95,6 +98,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--api-keys",
         default=env("CT_API_KEYS"),
         help="comma-separated API keys the frontend accepts (CT_API_KEYS)",
+    )
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=int(env("CT_MAX_RESTARTS", "5")),
+        help="restarts of a dead server allowed within ten minutes (CT_MAX_RESTARTS; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--startup-timeout",
@@ -164,12 +174,23 @@ def run(args: argparse.Namespace) -> int:
             f"[serve] ready: frontend {frontend.url}, Triton gRPC {triton.grpc_url}, "
             f"HTTP {triton.http_url}, metrics {triton.metrics_url}"
         )
+        restarts: collections.deque[float] = collections.deque()
         while True:
             for server in started:
                 status = server.exit_status()
-                if status is not None:
-                    echo(f"[serve] {server.name} exited with status {status}; stopping")
+                if status is None:
+                    continue
+                while restarts and time.monotonic() - restarts[0] > RESTART_WINDOW_S:
+                    restarts.popleft()
+                if len(restarts) >= args.max_restarts:
+                    echo(f"[serve] {server.name} exited with status {status}; too many restarts")
                     return 1
+                restarts.append(time.monotonic())
+                echo(f"[serve] {server.name} exited with status {status}; restarting it")
+                server.stop()  # reaps it and whatever it left behind (stubs)
+                server.start()
+                server.wait_ready()
+                echo(f"[serve] {server.name} is ready again")
             time.sleep(0.5)
     except _Shutdown as stop:
         echo(f"[serve] {stop}: stopping")
