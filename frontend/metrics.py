@@ -79,6 +79,12 @@ TRITON_READY = Gauge(
     ["endpoint"],
     registry=REGISTRY,
 )
+TRITON_GENERATIONS = Counter(
+    "ct_triton_generations_total",
+    "Generations sent to each Triton endpoint (how the frontend spreads its load)",
+    ["endpoint"],
+    registry=REGISTRY,
+)
 TRITON_FAILURES = Counter(
     "ct_triton_failures_total",
     "Failures the health probe found: a model's stub process died, or stopped answering",

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import AsyncIterator, Sequence
 
 from engine.params import Constraint, SamplingParams
+from frontend.metrics import TRITON_GENERATIONS
 from frontend.settings import Settings
 from frontend.triton_client import Chunk, TritonEngineClient, unavailable
 from frontend.triton_health import EndpointMonitor, HealthPolicy
@@ -84,4 +85,6 @@ class TritonPool:
         Hands out the endpoint's own iterator rather than wrapping it, so
         closing it early cancels the generation at once, not at collection.
         """
-        return self._choose().generate(prompt, params, constraint)
+        client = self._choose()
+        TRITON_GENERATIONS.labels(client.url).inc()
+        return client.generate(prompt, params, constraint)
