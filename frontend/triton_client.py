@@ -215,26 +215,10 @@ class TritonEngineClient:
         """Asks the decoder stub itself to answer; returns the error, or None.
 
         Triton still calls a model ready after its stub died, so readiness
-        says nothing; only a request the stub must answer does.
+        says nothing; only a request the stub must answer does: the
+        cancellation of a request that never exists.
         """
-
-        async def requests():
-            yield {
-                "model_name": self._decoder_model,
-                "inputs": [_bytes_input("cancel_request_id", PROBE_REQUEST_ID)],
-            }
-
-        stream = self._client.stream_infer(requests(), stream_timeout=timeout_s)
-        try:
-            async for _, error in stream:
-                return None if error is None else (error.message() or str(error))
-            return "the decoder closed the probe without answering"
-        except InferenceServerException as error:
-            return error.message() or str(error)
-        except grpc.RpcError as error:
-            return f"{error.code() if hasattr(error, 'code') else error}"
-        finally:
-            stream.cancel()
+        return await self._cancel(PROBE_REQUEST_ID, timeout_s=timeout_s)
 
     async def probe_tokenizer(self, timeout_s: float) -> str | None:
         """Tokenizes an empty prompt in the tokenizer stub; returns the error, or None."""
@@ -341,20 +325,27 @@ class TritonEngineClient:
         task.add_done_callback(self._cancellations.discard)
 
     async def _send_cancel(self, request_id: str) -> None:
+        if (error := await self._cancel(request_id, timeout_s=30)) is not None:
+            logger.warning("cancelling %s in the decoder failed: %s", request_id, error)
+
+    async def _cancel(self, request_id: str, *, timeout_s: float) -> str | None:
+        """Sends the decoder a cancellation; returns its error, or None once acknowledged."""
+
         async def requests():
             yield {
                 "model_name": self._decoder_model,
                 "inputs": [_bytes_input("cancel_request_id", request_id)],
             }
 
-        stream = self._client.stream_infer(requests(), stream_timeout=30)
+        stream = self._client.stream_infer(requests(), stream_timeout=timeout_s)
         try:
             async for _, error in stream:
-                if error is not None:
-                    logger.warning("cancelling %s in the decoder failed: %s", request_id, error)
-                break
-        except (InferenceServerException, grpc.RpcError) as error:
-            logger.warning("cancelling %s in the decoder failed: %s", request_id, error)
+                return None if error is None else (error.message() or str(error))
+            return "the decoder closed the stream without answering"
+        except InferenceServerException as error:
+            return error.message() or str(error)
+        except grpc.RpcError as error:
+            return str(error.code() if hasattr(error, "code") else error)
         finally:
             stream.cancel()
 
