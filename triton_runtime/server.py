@@ -167,4 +167,8 @@ class FrontendServer(ManagedProcess):
             "--host", self.host, "--port", str(self.port),
             # Open SSE streams would otherwise hold a graceful shutdown forever.
             "--timeout-graceful-shutdown", str(self._graceful_shutdown_secs),
+            # Longer than clients keep idle connections (httpx 5 s, nginx 60 s):
+            # uvicorn's 5 s default races them, and a reused connection the
+            # server just closed loses its request without a status.
+            "--timeout-keep-alive", "75",
         ]  # fmt: skip

@@ -621,11 +621,9 @@ async def run_load(
             tick += 1
             await asyncio.sleep(max(0.0, min(tick * sample_every_s, duration_s) - now))
 
-    # Idle connections are dropped after 2 s, before the server's keep-alive timeout
-    # (uvicorn's 5 s) can close one just as a request goes out on it.
-    limits = httpx.Limits(
-        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
-    )
+    # httpx's own keep-alive expiry (5 s): the frontend keeps idle connections
+    # longer (75 s), so it never closes one just as a request goes out on it.
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}"},
