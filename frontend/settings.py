@@ -46,6 +46,8 @@ class Settings:
     request_timeout_s: float = 300.0
     stream_interval_ms: float = 0.0
     """Streamed responses: merge each choice's text for this long (0: every token)."""
+    max_body_bytes: int = 4 * 1024 * 1024
+    """Largest request body accepted (413 beyond it; 0: no limit): ``frontend.body_limit``."""
 
     def __post_init__(self) -> None:
         """Holds keys only as digests and refuses limits that cannot mean anything."""
@@ -74,4 +76,5 @@ class Settings:
             stream_interval_ms=float(
                 os.environ.get("CT_STREAM_INTERVAL_MS", cls.stream_interval_ms)
             ),
+            max_body_bytes=int(os.environ.get("CT_MAX_BODY_BYTES") or cls.max_body_bytes),
         )
