@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from frontend.api import cfg, completions, health, models, regex, typed, validate
+from frontend.body_limit import BodyLimitMiddleware
 from frontend.errors import install_error_handlers
 from frontend.logs import configure_logging
 from frontend.metrics import install_metrics
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     install_metrics(app)
     for module in (health, regex, cfg, typed, validate, completions, models):
         app.include_router(module.router)

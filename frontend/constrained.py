@@ -19,6 +19,7 @@ from engine.params import Constraint, ConstraintType, SamplingParams
 from frontend.errors import APIError
 from frontend.generation import Completion, collect_completion
 from frontend.metrics import TOKENS, VERIFICATION_FAILURES
+from frontend.offload import off_loop
 from frontend.translation_cache import translation_cache
 from grammar_compiler import (
     ConstraintError,
@@ -59,10 +60,10 @@ def compile_constraint(language: str, *args: Hashable) -> CanonicalConstraint:
     return COMPILERS[language](*args)
 
 
-def compiled_or_400(language: str, *args: Hashable) -> CanonicalConstraint:
-    """``compile_constraint``; a mistake in the constraint is the caller's 400."""
+async def compiled_or_400(language: str, *args: Hashable) -> CanonicalConstraint:
+    """``compile_constraint`` off the event loop; a mistake in the constraint is a 400."""
     try:
-        return compile_constraint(language, *args)
+        return await off_loop(compile_constraint, language, *args)
     except ConstraintError as error:
         raise APIError(400, str(error)) from None
 
@@ -87,7 +88,7 @@ async def generate_verified(
     TOKENS.labels("completion").inc(completion.tokens_generated)
     if not completion.matched:
         return VerifiedCompletion(completion, Verdict.INCOMPLETE)
-    reason = constraint.judge(completion.text)
+    reason = await off_loop(constraint.judge, completion.text)
     if reason is None:
         return VerifiedCompletion(completion, Verdict.MATCH)
     VERIFICATION_FAILURES.labels(constraint.source_language).inc()

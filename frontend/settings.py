@@ -62,6 +62,8 @@ class Settings:
     health_probe_timeout_s: float = 5.0
     restart_failed_models: bool = True
     """Unload and load a model whose stub died (needs Triton's explicit model control)."""
+    max_body_bytes: int = 4 * 1024 * 1024
+    """Largest request body accepted (413 beyond it; 0: no limit): ``frontend.body_limit``."""
 
     def __post_init__(self) -> None:
         """Holds keys only as digests and refuses limits that cannot mean anything."""
@@ -100,4 +102,5 @@ class Settings:
                 os.environ.get("CT_HEALTH_PROBE_TIMEOUT_S", cls.health_probe_timeout_s)
             ),
             restart_failed_models=_flag("CT_RESTART_FAILED_MODELS", cls.restart_failed_models),
+            max_body_bytes=int(os.environ.get("CT_MAX_BODY_BYTES") or cls.max_body_bytes),
         )

@@ -42,6 +42,7 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Sequence,
     Text,
+    check_output_size,
     check_size,
     productive_rules,
     sequence_of,
@@ -83,6 +84,7 @@ def read_bnf(text: str) -> Grammar:
     grammar = Grammar(bodies, start)
     if start not in productive_rules(grammar):
         raise reader.error(unfinishable_message(f"<{start}>"), reader.rule_offsets[start])
+    check_output_size(grammar)
     return grammar
 
 

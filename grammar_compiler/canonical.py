@@ -19,6 +19,17 @@ CanonicalKind = Literal["regex", "ebnf", "json_schema"]
 # short reason. It must not use xgrammar, so it can catch xgrammar's mistakes.
 Judge = Callable[[str], "str | None"]
 
+JUDGE_BUDGET_S = 5.0
+"""How long the regex and grammar judges may work on one text. Backtracking
+(``(a|a)*a{30}b``: minutes) and Earley parsing of an ambiguous grammar (cubic
+in the length) can take practically forever on a short output; a judge that
+runs out of time does not call the output a match."""
+
+
+def out_of_time() -> str:
+    """The reason a judge gives when it ran out of ``JUDGE_BUDGET_S``."""
+    return f"the check did not finish within {JUDGE_BUDGET_S:g} s"
+
 
 @dataclass(frozen=True)
 class CanonicalConstraint:

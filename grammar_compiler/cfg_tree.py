@@ -15,13 +15,26 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.shortest import (
+    IMPOSSIBLE,
+    capped,
+    over_limit,
+    shortest_by_name,
+    times,
+    too_long,
+)
 
 # Limits that keep one request from costing the service more than a grammar
 # could reasonably need; each is named in the error that enforces it.
 MAX_GRAMMAR_BYTES = 100_000
 """Largest grammar text, in UTF-8 bytes."""
-MAX_RULES = 2000
-"""Most rules (Lark: rules and terminals) one grammar may define."""
+MAX_RULES = 500
+"""Most rules (Lark: rules and terminals) one grammar may define. The judge's
+Earley parser is set up in time about quadratic in the rules: a chain of 500
+takes about 2 s, of 2000 over a minute."""
+MAX_JUDGE_RULES = 1000
+"""Most rules the judge's Lark grammar may have once groups and repetitions
+are spelled out as helper rules (``lark_writer``, and Lark's own for Lark)."""
 MAX_NESTING = 100
 """Deepest nesting of parenthesised groups."""
 MAX_ALTERNATIVES = 5000
@@ -177,6 +190,42 @@ def _productive(node: Node, done: set[str]) -> bool:
     if isinstance(node, CharSet):
         return matches_some_character(node)
     return True
+
+
+def check_output_size(grammar: Grammar) -> None:
+    """Refuses a grammar with a rule or part no text within ``MAX_SHORTEST_OUTPUT`` satisfies.
+
+    ``a1 ::= a0 a0``, ``a2 ::= a1 a1``, ... is a few lines for 2**30
+    characters that xgrammar would force all at once (``shortest``). Rules
+    that derive no text at all are left to ``productive_rules``.
+    """
+    order = reachable_rules(grammar)
+    lengths = shortest_by_name(
+        order,
+        {name: list(references(grammar.rules[name])) for name in order},
+        lambda name, known: _shortest(grammar.rules[name], known),
+    )
+    for name in order:
+        _shortest(grammar.rules[name], lengths, check=f"rule {name}")
+
+
+def _shortest(node: Node, lengths: Mapping[str, float], check: str | None = None) -> float:
+    """Length of the shortest text of ``node``; with ``check``, refuses any part over the limit."""
+    if isinstance(node, Text):
+        length: float = len(node.value)
+    elif isinstance(node, CharSet):
+        length = 1
+    elif isinstance(node, Ref):
+        length = lengths.get(node.name, IMPOSSIBLE)
+    elif isinstance(node, Sequence):
+        length = capped(sum(_shortest(item, lengths, check) for item in node.items))
+    elif isinstance(node, Choice):
+        length = min(_shortest(option, lengths, check) for option in node.options)
+    else:
+        length = times(node.low, _shortest(node.item, lengths, check))
+    if check is not None and over_limit(length):
+        raise too_long(check)
+    return length
 
 
 def matches_some_character(node: CharSet) -> bool:

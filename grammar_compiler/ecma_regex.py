@@ -51,6 +51,8 @@ from grammar_compiler.code_points import Ranges, complement, normalize
 MAX_PATTERN_LENGTH = 10_000
 MAX_REPEAT = 1_000
 """Largest repetition count; xgrammar unrolls counted repeats into its automaton."""
+SPLIT_OPEN_REPEAT_ABOVE = 16
+"""``x{m,}`` with a larger ``m`` is written ``x{m}x*`` (see ``to_xgrammar``)."""
 
 
 # ---------------------------------------------------------------------------
@@ -610,6 +612,17 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
     return low * node.low, None if high is None else high * node.high
 
 
+def longest_part(node: Node) -> int:
+    """The largest shortest length of any part of ``node`` (``shortest``): in ``a|(x{999}){99}``
+    the whole can be one character, but the second alternative forces 98,901."""
+    if isinstance(node, (Seq, Alt)):
+        parts = node.items if isinstance(node, Seq) else node.options
+        return max([length_bounds(node)[0], *map(longest_part, parts)])
+    if isinstance(node, Repeat):
+        return max(length_bounds(node)[0], longest_part(node.item))
+    return length_bounds(node)[0]
+
+
 def any_string(min_length: int, max_length: int | None) -> Node:
     """Any generatable string of these lengths.
 
@@ -760,6 +773,9 @@ def to_xgrammar(node: Node) -> str:
     body = to_xgrammar(node.item)
     if not _is_atom(node.item):
         body = f"(?:{body})"
+    if node.high is None and node.low > SPLIT_OPEN_REPEAT_ABOVE:
+        # As in ``regex``: xgrammar forces x{m,} in time quadratic in m, x{m}x* in linear.
+        return f"{body}{{{node.low}}}{body}*" if length_bounds(node.item)[0] else body + "*"
     return body + _quantifier_text(node.low, node.high)
 
 

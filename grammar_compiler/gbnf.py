@@ -38,6 +38,7 @@ from grammar_compiler.cfg_tree import (
     Node,
     Ref,
     Text,
+    check_output_size,
     check_size,
     lines,
     productive_rules,
@@ -85,6 +86,7 @@ def read_gbnf(text: str) -> tuple[Grammar, str]:
     grammar = Grammar(rules, ROOT)
     if ROOT not in productive_rules(grammar):
         raise reader.error(unfinishable_message("'root'"), reader.rule_offsets[ROOT])
+    check_output_size(grammar)
     canonical = reader.rewritten()
     _confirm_with_xgrammar(canonical, reader)
     return grammar, canonical

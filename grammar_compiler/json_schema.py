@@ -95,8 +95,9 @@ spelled with escapes (``"\\u0061"``) that decode to a declared name; the
 judge catches the result.
 
 Limits: ``MAX_SCHEMA_BYTES``, ``MAX_DEPTH``, ``MAX_ENUM_VALUES``,
-``MAX_PROPERTIES``. The judge (``json_judge``) validates the output with
-``jsonschema`` against the original schema.
+``MAX_PROPERTIES``, ``MAX_OPTIONAL_PROPERTIES(_TOTAL)``, and no part may need more
+than ``shortest.MAX_SHORTEST_OUTPUT`` characters. The judge (``json_judge``)
+validates the output with ``jsonschema`` against the original schema.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -119,6 +120,14 @@ from grammar_compiler import ecma_regex
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import make_judge, pointer, validator_for
+from grammar_compiler.shortest import (
+    IMPOSSIBLE,
+    capped,
+    over_limit,
+    shortest_by_name,
+    times,
+    too_long,
+)
 
 MAX_SCHEMA_BYTES = 256 * 1024
 MAX_DEPTH = 64
@@ -127,6 +136,12 @@ MAX_ENUM_VALUES = 10_000
 """JSON values (nested ones included) in one enum or const."""
 MAX_PROPERTIES = 5_000
 """Entries of all ``properties`` objects together."""
+MAX_OPTIONAL_PROPERTIES = 100
+"""Properties one object may declare without requiring them: xgrammar compiles an object
+in time growing with the square of them (on a 4096-token vocabulary: 100 take 0.5 s,
+250 take 3 s; more on a larger vocabulary), on the decoder's one compile thread."""
+MAX_OPTIONAL_PROPERTIES_TOTAL = 300
+"""Optional properties of all objects together (40 objects of 50 took 4.5 s)."""
 MAX_BRANCHES = 64
 """anyOf branches after distributing sibling keywords and allOf into them."""
 MAX_MULTIPLE_OF = 1024
@@ -650,7 +665,7 @@ class _Compiler:
         self._names: dict[str, str] = {}  # target pointer -> definition name
         self._in_progress: set[str] = set()
         self._not_enforced: dict[str, None] = {}
-        self._validators: dict[int, Validator] = {}
+        self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
 
     @property
     def not_enforced(self) -> list[str]:
@@ -658,6 +673,7 @@ class _Compiler:
 
     def compile(self) -> dict:
         root = self.node(self.document, "")
+        _check_output_size(root, self.definitions)
         return _Renderer(self).render_document(root)
 
     # -- reporting -------------------------------------------------------
@@ -758,13 +774,33 @@ class _Compiler:
         return kept
 
     def _valid(self, value: Any, schema: Any, where: str) -> bool:
-        validator = self._validators.get(id(schema))
-        if validator is None:
-            validator = self._validators[id(schema)] = self.validator.evolve(schema=schema)
+        check = self._checks.get(id(schema))
+        if check is None:
+            check = self._checks[id(schema)] = self._check_for(schema)
+        listed, validator = check
+        if listed is not None and _value_key(value) not in listed:
+            return False
         try:
             return validator.is_valid(value)
         except referencing.exceptions.Unresolvable as err:
             raise ConstraintError(f"unresolvable $ref near {_where(where)}: {err}") from None
+
+    def _check_for(self, schema: Any) -> tuple[frozenset[str] | None, Validator]:
+        """The values ``enum``/``const`` list (as ``_value_key``s) and a validator for the rest.
+
+        jsonschema compares a value with every listed one, so filtering an
+        enum against its own schema took time quadratic in its length (a
+        minute for 10,000 values); a set lookup gives the same answer (keys
+        are equal exactly when jsonschema calls the values equal).
+        """
+        lists = isinstance(schema, dict) and ("enum" in schema or "const" in schema)
+        if not lists or ("$ref" in schema and self.draft.ref_hides_siblings):
+            return None, self.validator.evolve(schema=schema)
+        keys = [{_value_key(value) for value in schema.get("enum", ())}] if "enum" in schema else []
+        if "const" in schema:
+            keys.append({_value_key(schema["const"])})
+        rest = {key: value for key, value in schema.items() if key not in ("enum", "const")}
+        return frozenset(set.intersection(*keys)), self.validator.evolve(schema=rest)
 
     def _ref(self, ref: str, where: str) -> _Node:
         try:
@@ -1212,6 +1248,115 @@ def _combine_steps(a: int | None, b: int | None) -> int | None:
     if a is None or b is None:
         return a or b
     return math.lcm(a, b)
+
+
+# ---------------------------------------------------------------------------
+# Output size and compile cost: no part may need more than MAX_SHORTEST_OUTPUT
+# characters, no object more than MAX_OPTIONAL_PROPERTIES optional properties
+
+# The shortest JSON text of each kind: null, true, 0, 0 (a lower bound is enough).
+_KIND_SHORTEST = {"null": 4, "boolean": 4, "integer": 1, "fraction": 1}
+_SEPARATOR = 2  # ", " and ": ", as xgrammar writes them without free whitespace
+
+
+def _check_output_size(root: _Node, definitions: dict[str, _Node]) -> None:
+    """Refuses a schema any part of which has no JSON text within the limit (``shortest``).
+
+    ``minItems`` of required objects of required arrays multiply, and a
+    forced one (constants) makes xgrammar build the whole text at once.
+    """
+    lengths = shortest_by_name(
+        definitions,
+        {name: list(_refs(node)) for name, node in definitions.items()},
+        lambda name, known: _shortest(definitions[name], known, check=False),
+    )
+    optional = 0
+    for node in (root, *definitions.values()):
+        _shortest(node, lengths, check=True)
+        optional += _optional_properties(node)
+    if optional > MAX_OPTIONAL_PROPERTIES_TOTAL:
+        raise ConstraintError(
+            f"the schema has {optional} optional properties in all (at most "
+            f"{MAX_OPTIONAL_PROPERTIES_TOTAL}); xgrammar's compile time grows with them: "
+            "require some"
+        )
+
+
+def _optional_properties(node: _Node) -> int:
+    """Optional properties of ``node`` and its parts; refuses an object with too many."""
+    optional = len(node.properties.keys() - node.required)
+    if optional > MAX_OPTIONAL_PROPERTIES:
+        raise ConstraintError(
+            f"the object at {_where(node.where)} has {optional} optional properties "
+            f"(at most {MAX_OPTIONAL_PROPERTIES}); xgrammar's compile time grows with their "
+            "square: require some, or group them in nested objects"
+        )
+    return optional + sum(_optional_properties(child) for child in _children(node))
+
+
+def _refs(node: _Node) -> Iterator[str]:
+    if node.ref is not None:
+        yield node.ref
+    for child in _children(node):
+        yield from _refs(child)
+
+
+def _children(node: _Node) -> Iterator[_Node]:
+    yield from node.any_of or ()
+    yield from node.prefix
+    yield from node.properties.values()
+    yield from (child for _, child in node.pattern_properties)
+    for child in (node.items, node.additional, node.property_names):
+        if child is not None:
+            yield child
+
+
+def _shortest(node: _Node, lengths: Mapping[str, float], *, check: bool) -> float:
+    """Length of the shortest JSON text of ``node``; with ``check``, of every part too."""
+    if check:
+        for child in _children(node):
+            _shortest(child, lengths, check=True)
+        for regex in node.regexes:
+            if over_limit(ecma_regex.longest_part(regex.node)):
+                raise too_long(f"the {regex.label()}")
+    if node.never is not None:
+        length = IMPOSSIBLE
+    elif node.enum is not None:
+        length = min(len(json.dumps(value, ensure_ascii=False)) for value in node.enum)
+    elif node.any_of is not None:
+        length = min(_shortest(branch, lengths, check=False) for branch in node.any_of)
+    elif node.ref is not None:
+        length = lengths.get(node.ref, IMPOSSIBLE)
+    else:
+        kinds = KINDS if node.kinds is None else node.kinds
+        length = min((_kind_shortest(kind, node, lengths) for kind in kinds), default=IMPOSSIBLE)
+    if check and over_limit(length):
+        raise too_long(f"the schema at {_where(node.where)}")
+    return length
+
+
+def _kind_shortest(kind: str, node: _Node, lengths: Mapping[str, float]) -> float:
+    if kind in _KIND_SHORTEST:
+        return _KIND_SHORTEST[kind]
+    if kind == "string":
+        patterns = (ecma_regex.length_bounds(regex.node)[0] for regex in node.regexes)
+        return capped(2 + max(node.min_length, *patterns, 0))
+
+    def value(child: _Node | None) -> float:
+        return 1 if child is None else _shortest(child, lengths, check=False)
+
+    if kind == "array":
+        count = node.min_items
+        fixed = sum(value(child) for child in node.prefix[:count])
+        rest = times(count - len(node.prefix), value(node.items)) if count > len(node.prefix) else 0
+        return capped(2 + fixed + rest + _SEPARATOR * max(count - 1, 0))
+    members = (
+        len(json.dumps(name, ensure_ascii=False))
+        + _SEPARATOR
+        + value(node.properties.get(name, node.additional))
+        for name in node.required
+    )
+    return capped(2 + sum(members) + _SEPARATOR * max(len(node.required) - 1, 0))
 
 
 # ---------------------------------------------------------------------------

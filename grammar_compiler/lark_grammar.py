@@ -66,6 +66,7 @@ from lark.load_grammar import _get_parser as _grammar_parser
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg_tree import (
     MAX_ALTERNATIVES,
+    MAX_JUDGE_RULES,
     MAX_NESTING,
     MAX_RULES,
     CharSet,
@@ -75,6 +76,7 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Sequence,
     Text,
+    check_output_size,
     check_size,
     choice_of,
     sequence_of,
@@ -120,7 +122,9 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
     check_size(text)
     source = _Source(text, start)
     parser = source.lark_parser()
-    ebnf = write_ebnf(_Translation(parser, source).grammar())
+    grammar = _Translation(parser, source).grammar()
+    check_output_size(grammar)
+    ebnf = write_ebnf(grammar)
     complaint = xgrammar_complaint(ebnf)
     if complaint is not None:
         raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
@@ -241,6 +245,7 @@ class _Source:
             if rule.children[2].children
         }
         total = 0
+        parser_rules = 0
         for rule in rules:
             name = rule.children[1]
             if str(name) in templates:
@@ -250,6 +255,14 @@ class _Source:
             for part in (size, *estimate.helpers):
                 self._check_size(name, part)
             total += size.symbols + sum(helper.symbols for helper in estimate.helpers)
+            parser_rules += 1 + len(estimate.helpers)
+            if parser_rules > MAX_JUDGE_RULES:
+                raise self.error(
+                    f"grammar too large once lark expands its groups and repetitions: more than "
+                    f"{MAX_JUDGE_RULES} rules by rule {name} (limit MAX_JUDGE_RULES = "
+                    f"{MAX_JUDGE_RULES}); lark's parser set-up grows about quadratically in them",
+                    name,
+                )
             if total > MAX_EXPANDED_SYMBOLS:
                 raise self.error(
                     f"grammar too large once lark expands its groups and repetitions: more than "

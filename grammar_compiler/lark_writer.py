@@ -25,11 +25,15 @@ which is then not special to ``re``).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
-from grammar_compiler.canonical import Judge
+from grammar_compiler.canonical import JUDGE_BUDGET_S, Judge, out_of_time
 from grammar_compiler.cfg_tree import (
+    MAX_JUDGE_RULES,
     CharSet,
     Choice,
     Grammar,
@@ -40,6 +44,7 @@ from grammar_compiler.cfg_tree import (
     Text,
     reachable_rules,
 )
+from grammar_compiler.errors import ConstraintError
 
 # A terminal that can never match: Lark refuses zero-width terminals, so the
 # impossible lookahead is followed by one character.
@@ -68,18 +73,48 @@ EARLEY_OPTIONS = {"parser": "earley", "ambiguity": "forest", "maybe_placeholders
 
 
 def parser_judge(parser: lark.Lark) -> Judge:
-    """The judge that accepts exactly what ``parser`` parses."""
+    """The judge that accepts exactly what ``parser`` parses, within ``JUDGE_BUDGET_S``."""
 
     def judge(text: str) -> str | None:
         try:
-            parser.parse(text)
+            parser.parse(_Timed(text, time.monotonic() + JUDGE_BUDGET_S))
         except UnexpectedInput as err:
             return _reason(err, text)
         except RecursionError:
             return "text too deeply nested for the judge to check"
+        except _OutOfTime:
+            return out_of_time()
         return None
 
     return judge
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Timed(str):
+    """The text, which stops being read at a deadline.
+
+    Earley parsing takes time cubic in the length for an ambiguous grammar
+    (``s ::= s s | "a"``: 8 s for 200 characters), and lark cannot be told to
+    stop. But with its dynamic lexers it reads the text by iterating over it,
+    one character per parse step, so the iteration is where the parse can be
+    ended; it is checked every character (each step costs far more).
+    """
+
+    deadline: float
+
+    def __new__(cls, text: str, deadline: float) -> _Timed:
+        timed = super().__new__(cls, text)
+        timed.deadline = deadline
+        return timed
+
+    def __iter__(self) -> Iterator[str]:
+        for char in str.__iter__(self):
+            if time.monotonic() > self.deadline:
+                raise _OutOfTime
+            yield char
 
 
 def _reason(err: UnexpectedInput, text: str) -> str:
@@ -100,16 +135,30 @@ class _Writer:
         self.names = names
         self.lines: list[str] = []
         self._helpers = 0
+        self._doublings: dict[str, list[str]] = {}  # item -> blocks of 1, 2, 4, ... copies
+        self._optional: dict[str, str] = {}  # symbol -> a helper matching it or nothing
 
     def rule(self, name: str, body: Node) -> None:
         options = body.options if isinstance(body, Choice) else (body,)
-        self.lines.append(f"{name}: " + " | ".join(self.sequence(option) for option in options))
+        self._add(f"{name}: " + " | ".join(self.sequence(option) for option in options))
 
     def helper(self, *options: str) -> str:
         name = f"h{self._helpers}"
         self._helpers += 1
-        self.lines.append(f"{name}: " + " | ".join(options))
+        self._add(f"{name}: " + " | ".join(options))
         return name
+
+    def _add(self, line: str) -> None:
+        """Lark's Earley set-up takes time about quadratic in the rules (300
+        alternatives of ``"x"{10,1000}`` took a minute), so the judge's
+        grammar is refused once it grows past the limit."""
+        if len(self.lines) == MAX_JUDGE_RULES:
+            raise ConstraintError(
+                f"grammar too large to check outputs against: more than {MAX_JUDGE_RULES} "
+                "rules once groups and repetitions are spelled out "
+                f"(limit MAX_JUDGE_RULES = {MAX_JUDGE_RULES})"
+            )
+        self.lines.append(line)
 
     def sequence(self, node: Node) -> str:
         items = node.items if isinstance(node, Sequence) else (node,)
@@ -150,10 +199,31 @@ class _Writer:
 
     def repeat(self, node: Repeat) -> list[str]:
         item = self.symbol(node.item)
-        required = [item] * node.low
+        required = self.exactly(item, node.low)
         if node.high is None:
             return [*required, self.helper("()", f"h{self._helpers} {item}")]
         return required + self.at_most(item, node.high - node.low)
+
+    def exactly(self, item: str, count: int) -> list[str]:
+        """Symbols matching exactly ``count`` copies of ``item``: blocks of 1, 2, 4, ...
+        copies, one per bit of ``count``, so ``x{1000}`` takes 9 rules, not 125."""
+        if count <= _LONGEST:
+            return [item] * count
+        blocks = self.doubling(item, count.bit_length())
+        return [blocks[i] for i in range(count.bit_length()) if count >> i & 1]
+
+    def doubling(self, item: str, size: int) -> list[str]:
+        """``size`` blocks, the i-th matching 2**i copies of ``item``; shared by every
+        repetition of the same item, so many ``x{1000}`` cost no more rules than one."""
+        blocks = self._doublings.setdefault(item, [item])
+        while len(blocks) < size:
+            blocks.append(self.helper(f"{blocks[-1]} {blocks[-1]}"))
+        return blocks
+
+    def optional(self, symbol: str) -> str:
+        if symbol not in self._optional:
+            self._optional[symbol] = self.helper("()", symbol)
+        return self._optional[symbol]
 
     def at_most(self, item: str, count: int) -> list[str]:
         """Symbols matching 0 to ``count`` copies of ``item``, in about 2 log2(count) rules.
@@ -165,11 +235,9 @@ class _Writer:
         """
         if count == 0:
             return []
-        blocks = [item]  # blocks[i] matches 2**i copies
         bits = (count + 1).bit_length() - 1
-        while len(blocks) < bits:
-            blocks.append(self.helper(f"{blocks[-1]} {blocks[-1]}"))
-        optional = [self.helper("()", block) for block in blocks[:bits]]
+        blocks = self.doubling(item, bits)
+        optional = [self.optional(block) for block in blocks[:bits]]
         rest = count - (2**bits - 1)
         if rest:
             needed = [blocks[i] for i in range(rest.bit_length()) if rest >> i & 1]

@@ -40,21 +40,25 @@ Translation rules (Python pattern -> xgrammar regex):
   and captures mean nothing to a constraint.
 * Lazy quantifiers become greedy (the set of full matches is the same);
   ``{,n}`` becomes ``{0,n}`` (xgrammar rejects the former), and a literal
-  ``{`` is escaped (xgrammar reads any ``{`` as a quantifier).
+  ``{`` is escaped (xgrammar reads any ``{`` as a quantifier). ``x{m,}``
+  with ``m`` above 16 becomes ``x{m}x*`` (``x*`` if ``x`` can be empty):
+  xgrammar forces the former in time quadratic in ``m``.
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
 
 Rejected: lookahead/lookbehind (negative too), backreferences, conditionals,
 atomic groups, possessive quantifiers, ``\b``/``\B``, the flags ``(?i)`` and
 ``(?t)`` (xgrammar has no flags, and an exact case-insensitive translation
 would have to follow Python's case folding, e.g. ``k`` also matching U+212A
-KELVIN SIGN), repetition counts above ``MAX_REPEAT``, classes that match nothing,
+KELVIN SIGN), repetition counts above ``MAX_REPEAT``, parts no text of
+``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
 ``MAX_PATTERNS``. The result is finally parsed by xgrammar, and any complaint
 of its own is reported as a ``ConstraintError`` too.
 
 ``matches`` and ``could_still_match`` judge output against the ORIGINAL
 patterns with ``re`` and the ``regex`` package, independently of all the
-above, so tests can check the translation rather than trust it.
+above, so tests can check the translation rather than trust it. The judge
+of served outputs is ``matches_within``: the same full match, bounded in time.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -70,9 +75,10 @@ from typing import NamedTuple
 import regex as partial_regex
 import xgrammar
 
-from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import Ranges, complement, normalize
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.shortest import capped, over_limit, times, too_long
 
 try:
     from re import _parser
@@ -85,6 +91,8 @@ MAX_PATTERN_LENGTH = 10_000
 MAX_PATTERNS = 64
 MAX_REPEAT = 10_000
 """Largest repetition count accepted; xgrammar overflows on Python's largest."""
+SPLIT_OPEN_REPEAT_ABOVE = 16
+"""``x{m,}`` with a larger ``m`` is written ``x{m}x*`` (the same texts; see ``_emit_repeat``)."""
 
 
 class _Feature(Enum):
@@ -144,7 +152,10 @@ def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
     patterns = _as_list(pattern)
 
     def judge(text: str) -> str | None:
-        return None if matches(patterns, text) else "re.fullmatch rejects the output"
+        try:
+            return None if matches_within(patterns, text) else "no pattern matches the whole output"
+        except TimeoutError:
+            return out_of_time()
 
     return CanonicalConstraint(kind="regex", value=canonical, source_language="regex", judge=judge)
 
@@ -152,6 +163,25 @@ def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
 def matches(pattern: str | list[str], text: str) -> bool:
     """Whether ``re`` fully matches ``text`` with any original pattern."""
     return any(re.fullmatch(one, text, PATTERN_FLAGS) for one in _as_list(pattern))
+
+
+def matches_within(pattern: str | list[str], text: str, timeout: float = JUDGE_BUDGET_S) -> bool:
+    """``matches``, in bounded time: raises TimeoutError after ``timeout`` seconds.
+
+    ``re`` cannot be stopped, and holds the GIL while it backtracks, so
+    ``(a|a)*a{30}b`` would stall the whole process for minutes on a 31
+    character output. The ``regex`` package matches the same syntax the
+    same way (it agrees with ``re`` on every pattern this module accepts:
+    ``tests/test_hostile_limits.py``), gives up after ``timeout`` and lets
+    other threads run meanwhile.
+    """
+    deadline = time.monotonic() + timeout
+    return any(
+        partial_regex.fullmatch(
+            one, text, partial_regex.ASCII, timeout=max(deadline - time.monotonic(), 0.001)
+        )
+        for one in _as_list(pattern)
+    )
 
 
 def could_still_match(pattern: str | list[str], text: str) -> bool:
@@ -232,6 +262,7 @@ def _translate(text: str, index: int | None) -> str:
             tree = _parser.parse(text, PATTERN_FLAGS)
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
+        _shortest(tree)
         return _emit_tree(tree)
     except re.error as err:
         raise ConstraintError(
@@ -263,6 +294,33 @@ class _Context:
     ascii: bool
     at_start: bool = True
     at_end: bool = True
+
+
+def _shortest(items: Sequence[tuple]) -> float:
+    """Length of the shortest text ``items`` match; refuses any part over the limit.
+
+    Checked before anything is emitted, so no part can ask xgrammar to force
+    a huge text (``shortest``); a count over ``MAX_REPEAT`` is reported as such.
+    """
+    total: float = 0
+    for op, av in items:
+        if op in _SINGLE_CHARACTER_OPS:
+            length: float = 1
+        elif op is _parser.BRANCH:
+            length = min(_shortest(branch) for branch in av[1])
+        elif op is _parser.SUBPATTERN:
+            length = _shortest(av[-1])
+        elif op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+            low, high, item = av
+            if any(bound != _parser.MAXREPEAT and bound > MAX_REPEAT for bound in (low, high)):
+                raise _Rejection(_Feature.LARGE_REPEAT)
+            length = times(low, _shortest(item))
+        else:  # anchors take no text; what the emitter rejects does not matter here
+            length = 0
+        total = capped(total + length)
+        if over_limit(total):
+            raise too_long("a part of the regex")
+    return total
 
 
 def _emit_tree(tree: _parser.SubPattern) -> str:
@@ -369,6 +427,12 @@ def _emit_repeat(low: int, high: int, item: Sequence[tuple], context: _Context) 
     body = _emit_sequence(item, context)
     if not (len(item) == 1 and item[0][0] in _SINGLE_CHARACTER_OPS):
         body = f"(?:{body})"
+    if high == _parser.MAXREPEAT and low > SPLIT_OPEN_REPEAT_ABOVE:
+        # xgrammar's jump-forward costs time and memory quadratic in m for a
+        # forced x{m,} (x{10000,}: 11 s, 3 GB) but linear for x{m}x*. The
+        # body is written twice, which cannot compound: the shortest-output
+        # limit allows at most three nested counts above 16.
+        return f"{body}{{{low}}}{body}*" if _shortest(item) else body + "*"
     return body + _quantifier(low, high)
 
 

@@ -50,6 +50,6 @@ class CfgCompletionRequest(PatternCompletionFields):
     summary="Completion that matches a context-free grammar",
 )
 async def cfg_completion(body: CfgCompletionRequest, request: Request) -> PatternCompletionResponse:
-    constraint = compiled_or_400("grammar", body.grammar, body.grammar_format)
+    constraint = await compiled_or_400("grammar", body.grammar, body.grammar_format)
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)

@@ -11,6 +11,7 @@ from frontend.auth import require_api_key
 from frontend.completions import service
 from frontend.completions.plan import plan_completion
 from frontend.completions.schemas import Completion, CompletionRequest
+from frontend.offload import off_loop
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,8 @@ router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compat
 async def create_completion(
     body: CompletionRequest, request: Request
 ) -> Completion | StreamingResponse:
-    plan = plan_completion(body, request.app.state.settings.model_name)
+    # Off the event loop: the plan translates the request's constraint.
+    plan = await off_loop(plan_completion, body, request.app.state.settings.model_name)
     if plan.user:
         logger.info("completion for user %s", plan.user)
     if plan.stream:

@@ -46,7 +46,7 @@ class RegexCompletionRequest(PatternCompletionFields):
 async def regex_completion(
     body: RegexCompletionRequest, request: Request
 ) -> PatternCompletionResponse:
-    constraint = compiled_or_400("regex", _hashable(body.pattern))
+    constraint = await compiled_or_400("regex", _hashable(body.pattern))
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)
 

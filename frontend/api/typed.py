@@ -119,7 +119,7 @@ FINISH_REASONS = {
 async def typed_completion(
     body: TypedCompletionRequest, request: Request
 ) -> TypedCompletionResponse:
-    constraint = compiled_or_400("typescript", body.schema_, body.type_name)
+    constraint = await compiled_or_400("typescript", body.schema_, body.type_name)
     params = SamplingParams(
         max_tokens=body.max_tokens,
         temperature=body.temperature,

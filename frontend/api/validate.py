@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from frontend.api.cfg import GrammarFormat
 from frontend.auth import require_api_key
 from frontend.constrained import compile_constraint
+from frontend.offload import off_loop
 from grammar_compiler import ConstraintError
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
@@ -114,7 +115,7 @@ class ValidateResponse(BaseModel):
 async def validate(body: ValidateRequest) -> ValidateResponse:
     language, args = body.constraint_args()
     try:
-        constraint = compile_constraint(language, *args)
+        constraint = await off_loop(compile_constraint, language, *args)
     except ConstraintError as error:
         problem = ConstraintProblem(
             message=str(error),

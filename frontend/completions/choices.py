@@ -23,6 +23,7 @@ from frontend.completions.schemas import (
 )
 from frontend.errors import APIError
 from frontend.metrics import VERIFICATION_FAILURES
+from frontend.offload import off_loop
 from frontend.triton_client import Chunk
 from grammar_compiler.tool_calls import parse_tool_calls
 
@@ -57,7 +58,7 @@ class ChoiceBuilder:
     cumulative_logprob: float = 0.0
     logprobs: LogprobsBuilder = field(default_factory=LogprobsBuilder)
 
-    def add(self, chunk: Chunk) -> Piece:
+    async def add(self, chunk: Chunk) -> Piece:
         details = chunk.details or {}
         prefix, entries = "", list(details.get("logprobs") or [])
         if not self.pieces and self.plan.echo:
@@ -70,17 +71,17 @@ class ChoiceBuilder:
         logprobs = self.logprobs.add(entries) if self.plan.logprobs is not None else None
         piece = Piece(prefix + chunk.text, logprobs)
         if chunk.finish_reason is not None:
-            piece = self._finish(piece, chunk)
+            piece = await self._finish(piece, chunk)
         self.pieces.append(piece)
         return piece
 
-    def _finish(self, piece: Piece, chunk: Chunk) -> Piece:
+    async def _finish(self, piece: Piece, chunk: Chunk) -> Piece:
         if chunk.finish_reason == "cancelled":
             raise APIError(503, "the generation was cancelled by the inference server")
         text = "".join(self.generated)
         reason, calls = chunk.finish_reason, None
         if reason == "stop" and self.plan.constraint is not None:
-            self._verify(text, chunk.matched)
+            await self._verify(text, chunk.matched)
             if self.plan.calls_tools:
                 parsed = parse_tool_calls(text)
                 if parsed:
@@ -96,10 +97,15 @@ class ChoiceBuilder:
                     ]
         return Piece(piece.text + self.plan.suffix, piece.logprobs, reason, calls)
 
-    def _verify(self, text: str, matched: bool) -> None:
-        """The independent judge re-checks every output the decoder completed."""
+    async def _verify(self, text: str, matched: bool) -> None:
+        """The independent judge re-checks every output the decoder completed
+        (off the event loop: it may take up to ``JUDGE_BUDGET_S``)."""
         constraint = self.plan.constraint
-        problem = constraint.judge(text) if matched else "the decoder did not report a match"
+        problem = (
+            await off_loop(constraint.judge, text)
+            if matched
+            else "the decoder did not report a match"
+        )
         if problem is not None:
             VERIFICATION_FAILURES.labels(constraint.source_language).inc()
             logger.error(
@@ -136,7 +142,7 @@ class PromptRun:
         self.echo_entries: list[dict] | None = None
         self.choices = [ChoiceBuilder(plan, self) for _ in range(plan.params.n)]
 
-    def add(self, chunk: Chunk) -> tuple[int, Piece]:
+    async def add(self, chunk: Chunk) -> tuple[int, Piece]:
         """Applies a chunk; returns the choice's index in the response and its piece."""
         self.prompt_tokens = chunk.prompt_tokens
         prompt = (chunk.details or {}).get("prompt")
@@ -144,7 +150,7 @@ class PromptRun:
             keep_original = isinstance(self.prompt, str) and not prompt["truncated"]
             self.echo_text = self.prompt if keep_original else prompt["text"]
             self.echo_entries = prompt.get("tokens")
-        piece = self.choices[chunk.choice_index].add(chunk)
+        piece = await self.choices[chunk.choice_index].add(chunk)
         return self.index * self.plan.choices_per_prompt + chunk.choice_index, piece
 
     def best_choices(self) -> list[CompletionChoice]:

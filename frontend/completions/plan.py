@@ -203,12 +203,10 @@ def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bo
         if body.grammar is not None:
             return _grammar(body.grammar.type, _as_text(body.grammar.value)), False
         if "response_format" in sources:
-            return (
-                _response_format(
-                    body.response_format.model_dump_json(by_alias=True, exclude_none=True)
-                ),
-                False,
-            )
+            # json.dumps, not model_dump_json: pydantic refuses deep nesting with a
+            # serialization error, where the schema's own depth limit names the problem.
+            response_format = body.response_format.model_dump(by_alias=True, exclude_none=True)
+            return _response_format(json.dumps(response_format)), False
         if body.tools:  # checked even under tool_choice "none"
             tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
             choice = (
@@ -220,6 +218,9 @@ def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bo
             return constraint, constraint is not None
     except ConstraintError as error:
         raise APIError(400, str(error), param=getattr(error, "field", None)) from None
+    except RecursionError:  # nesting too deep for json.dumps: no schema allows it anyway
+        field = sources[0] if sources else "tools"
+        raise APIError(400, f"{field}: nests too deeply", param=field) from None
     return None, False
 
 

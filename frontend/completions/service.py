@@ -94,7 +94,7 @@ async def complete(request: Request, plan: CompletionPlan) -> Completion:
             _merged_chunks(request.app.state.engine, plan, runs, COLLECT_INTERVAL_MS)
         ) as chunks:
             async for run, chunk in chunks:
-                run.add(chunk)
+                await run.add(chunk)
 
     await until_disconnected(request, collect())
     return Completion(
@@ -142,8 +142,8 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
             body["usage"] = usage.model_dump()
         return _event(body)
 
-    def piece_event(run: PromptRun, chunk: Chunk) -> bytes | None:
-        index, piece = run.add(chunk)
+    async def piece_event(run: PromptRun, chunk: Chunk) -> bytes | None:
+        index, piece = await run.add(chunk)
         if piece.is_empty:
             return None
         choice = {
@@ -159,10 +159,10 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
     async def events() -> AsyncIterator[bytes]:
         try:
             if first is not None:
-                if (data := piece_event(*first)) is not None:
+                if (data := await piece_event(*first)) is not None:
                     yield data
                 async for run, chunk in chunks:
-                    if (data := piece_event(run, chunk)) is not None:
+                    if (data := await piece_event(run, chunk)) is not None:
                         yield data
             yield event([], _usage(runs))
         except APIError as error:
