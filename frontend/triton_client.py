@@ -118,15 +118,20 @@ def _as_api_error(error: InferenceServerException) -> APIError:
             code="server_busy",
         )
     if STUB_DEAD_MARKER in message:  # a model's process crashed; it is being restarted
-        return APIError(
-            503,
-            "the inference server failed (a model process crashed); retry shortly",
-            headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
-            code="backend_failure",
-        )
+        return backend_failure("the inference server failed (a model process crashed)")
     if "UNAVAILABLE" in status or "failed to connect" in message.lower():
         return unavailable()
     return APIError(502, f"the inference server failed: {message}")
+
+
+def backend_failure(what: str) -> APIError:
+    """A model process failed under the generation: retry soon, it is being restarted."""
+    return APIError(
+        503,
+        f"{what}; retry shortly",
+        headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
+        code="backend_failure",
+    )
 
 
 def unavailable() -> APIError:

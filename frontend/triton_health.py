@@ -22,9 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from frontend.errors import APIError
 from frontend.metrics import GENERATIONS_ABORTED, MODEL_RESTARTS, TRITON_FAILURES, TRITON_READY
-from frontend.triton_client import FAILURE_RETRY_AFTER_S, STUB_DEAD_MARKER, TritonEngineClient
+from frontend.triton_client import STUB_DEAD_MARKER, TritonEngineClient, backend_failure
 
 logger = logging.getLogger(__name__)
 
@@ -153,12 +152,8 @@ class EndpointMonitor:
                 finding.problem,
             )
         self._set_ready(False)
-        failure = APIError(
-            503,
-            f"the inference server failed during the generation ({finding.model}: {kind}); "
-            "retry shortly",
-            headers={"Retry-After": str(FAILURE_RETRY_AFTER_S)},
-            code="backend_failure",
+        failure = backend_failure(
+            f"the inference server failed during the generation ({finding.model}: {kind})"
         )
         if aborted := self.client.abort_in_flight(failure):
             GENERATIONS_ABORTED.labels(self.client.url).inc(aborted)

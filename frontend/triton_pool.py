@@ -53,10 +53,6 @@ class TritonPool:
             ]
         )
 
-    @property
-    def monitors(self) -> tuple[EndpointMonitor, ...]:
-        return self._monitors
-
     async def start(self) -> None:
         for monitor in self._monitors:
             await monitor.start()
