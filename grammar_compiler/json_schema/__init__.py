@@ -1,0 +1,184 @@
+"""JSON Schema constraints: a user's schema in, the schema xgrammar compiles out.
+
+xgrammar 0.2.8 (``compile_json_schema(value, any_whitespace=False)``,
+strict mode) quietly ignores much of JSON Schema, and where it ignores a
+keyword it generates JSON the schema rejects. So the schema is not passed
+through: it is normalized into a form whose every keyword xgrammar was
+probed to enforce, and each keyword that cannot be expressed that way is
+refused (``strict=True``) or compiled without and listed in
+``not_enforced`` (``strict=False``), with its JSON pointer. Generation is
+always a subset of what the schema allows (never a superset), checked in
+the tests by sampling xgrammar's own output against the judge.
+
+Enforcement, as probed on xgrammar 0.2.8 and handled here:
+
+=========================== ========= =============================================
+keyword                     status    how
+=========================== ========= =============================================
+type (string or list)       enforced  native
+enum, const                 enforced  values filtered by jsonschema against every
+                                      sibling keyword (xgrammar ignores siblings
+                                      of enum), so siblings are enforced too;
+                                      fractional numbers become ranges [v, v]
+                                      (xgrammar spells 0.07 0.070000000000000007)
+properties, required        enforced  native; a required name missing from
+                                      properties is added with the schema that
+                                      applies to it (xgrammar ignored it)
+additionalProperties        enforced  native (bool or schema); when absent,
+                                      xgrammar generates no undeclared property
+                                      unless there are no properties at all
+patternProperties           partly    declared names matching a pattern get its
+                                      schema merged in; refused if undeclared
+                                      names can be generated (xgrammar generates
+                                      only ``{}`` for it)
+propertyNames               enforced  string keywords, as for strings below
+minProperties               partly    only if no undeclared names can be generated
+                                      (xgrammar lets them repeat) or it is implied
+maxProperties               enforced  native
+dependentRequired, -Schemas not       xgrammar ignores them
+dependencies                not       xgrammar ignores it
+items, prefixItems          enforced  native; draft-07 ``items: [...]`` and
+                                      ``additionalItems`` become prefixItems/items
+minItems, maxItems          enforced  native (prefixItems cut to maxItems)
+uniqueItems                 not       ignored by xgrammar (fine if maxItems <= 1)
+contains, min/maxContains   not       ignored by xgrammar
+unevaluatedProperties/Items partly    ``false`` closes the merged object/array;
+                                      a schema only without composition
+minLength, maxLength        enforced  as a pattern: xgrammar's own lets raw
+                                      control characters (a tab) in
+pattern                     enforced  rewritten (see ``ecma_regex``): search
+                                      semantics made explicit, ECMA/Python
+                                      differences and JSON escaping handled,
+                                      xgrammar's ``(?:a+b)?`` and U+FFFF-spanning
+                                      class bugs avoided
+pattern/format + lengths    enforced  xgrammar ignores the lengths; folded into
+                                      the regex (a subset when several parts vary)
+format                      enforced  date, time, date-time, duration, email,
+                                      hostname, ipv4, ipv6, uuid, uri,
+                                      uri-reference, json-pointer,
+                                      relative-json-pointer: own regexes, as
+                                      xgrammar's allow 02-31, leading-zero IPv4
+                                      octets and raw quotes (json-pointer)
+format (others)             not       idn-*, iri*, uri-template, regex, custom
+minimum, maximum,           enforced  native; integer bounds rounded (xgrammar
+exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62
+multipleOf                  partly    integer steps up to 1024, with no bounds or
+                                      both bounds under 10000 apart (xgrammar
+                                      ignores it otherwise); other bounded ranges
+                                      listed as an enum up to 1000 multiples;
+                                      non-integer steps refused
+anyOf                       enforced  native; sibling keywords distributed into
+                                      the branches (xgrammar ignored them)
+oneOf                       partly    as anyOf when the branches are provably
+                                      exclusive (types, const/enum, a required
+                                      discriminator property, disjoint ranges);
+                                      xgrammar treats it as anyOf
+allOf                       partly    merged here (xgrammar ignores it); refused
+                                      when two patterns/formats must both hold
+not                         partly    only ``not: {type: ...}`` (type removed)
+if, then, else              not       ignored by xgrammar
+$ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
+                                      $id) hoisted into $defs; recursion kept;
+                                      remote refs refused; siblings merged
+                                      (2019-09+) or reported (draft-07 ignores
+                                      them); cycles that never produce a value
+                                      are refused
+$dynamicRef, $recursiveRef  not
+annotations                 ignored   title, description, default, examples,
+                                      deprecated, readOnly, ..., x-*
+unknown keywords            not       constrain nothing per JSON Schema; refused
+                                      as likely typos (``nullable`` too: OpenAPI)
+=========================== ========= =============================================
+
+Known gaps of xgrammar that remain: undeclared property names may be
+spelled with escapes (``"\\u0061"``) that decode to a declared name; the
+judge catches the result.
+
+Limits: ``MAX_SCHEMA_BYTES``, ``MAX_DEPTH``, ``MAX_ENUM_VALUES``,
+``MAX_PROPERTIES`` (``load``), ``MAX_BRANCHES`` anyOf/oneOf branches after
+distribution (``normalize``), ``MAX_OPTIONAL_PROPERTIES(_TOTAL)``, and no part
+may need more than ``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
+The judge (``json_judge``) validates the output with ``jsonschema`` against
+the original schema.
+
+The stages, one module each: ``load`` (the document and its size limits),
+``drafts`` (which draft, metaschema check), ``refs`` (subschemas and the
+``$ref`` index), ``keywords`` (annotation / not-enforceable classes),
+``nodes`` (the normalized form), ``normalize`` (schema to nodes, merging),
+``size`` (output size and optional-property limits), ``render`` (nodes to
+xgrammar's schema, confirmed by compiling it). Every failure leaves as a
+``ConstraintError`` naming the construct and its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_judge import make_judge
+from grammar_compiler.json_schema.drafts import Draft, check_metaschema
+from grammar_compiler.json_schema.load import (
+    MAX_DEPTH,
+    MAX_ENUM_VALUES,
+    MAX_PROPERTIES,
+    MAX_SCHEMA_BYTES,
+    check_limits,
+    load,
+)
+from grammar_compiler.json_schema.nodes import Unmergeable
+from grammar_compiler.json_schema.normalize import MAX_BRANCHES, Compiler
+from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
+from grammar_compiler.json_schema.size import (
+    MAX_OPTIONAL_PROPERTIES,
+    MAX_OPTIONAL_PROPERTIES_TOTAL,
+    check_output_size,
+)
+
+__all__ = [
+    "MAX_BRANCHES",
+    "MAX_DEPTH",
+    "MAX_ENUM_VALUES",
+    "MAX_OPTIONAL_PROPERTIES",
+    "MAX_OPTIONAL_PROPERTIES_TOTAL",
+    "MAX_PROPERTIES",
+    "MAX_SCHEMA_BYTES",
+    "compile_json_schema",
+]
+
+
+def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> CanonicalConstraint:
+    """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
+
+    Args:
+        schema: JSON text or the parsed schema (draft-06/07, 2019-09, 2020-12).
+        strict: refuse keywords that cannot be enforced; with False they are
+            compiled without and listed in ``not_enforced``.
+
+    Raises:
+        ConstraintError: invalid JSON or schema, over a limit, unresolvable or
+            remote ``$ref``, no value possible, a union too large to express,
+            or (strict) a keyword that cannot be enforced.
+    """
+    document = load(schema)
+    check_limits(document)
+    draft = Draft.of(document)
+    check_metaschema(document, draft.validator_class)
+    compiler = Compiler(document, draft, strict)
+    try:
+        root = compiler.node(document, "")
+        check_output_size(root, compiler.definitions)
+        canonical = Renderer(compiler).render_document(root)
+    except RecursionError:  # chains of $ref or allOf deeper than Python's stack
+        raise ConstraintError("schema nests too deeply through $ref or allOf") from None
+    except Unmergeable as problem:  # not inside a merge, which would report it instead
+        raise problem.refusal() from None
+    value = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
+    confirm_with_xgrammar(value)
+    return CanonicalConstraint(
+        kind="json_schema",
+        value=value,
+        source_language="json_schema",
+        judge=make_judge(document, draft.validator_class),
+        not_enforced=tuple(compiler.not_enforced),
+    )

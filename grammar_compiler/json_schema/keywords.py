@@ -1,0 +1,47 @@
+"""Keyword classes: annotations (never constrain), keywords the decoder cannot enforce, composition.
+
+The full table of what is enforced and how is in the package docstring
+(``grammar_compiler.json_schema``).
+"""
+
+ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$anchor",
+        "$defs",
+        "definitions",
+        "$comment",
+        "$vocabulary",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "example",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "then",  # without "if" they do nothing; with it, "if" is reported
+        "else",
+        "minContains",  # likewise with "contains"
+        "maxContains",
+    }
+)
+NOT_ENFORCEABLE = {
+    "if": "if/then/else is not supported by xgrammar",
+    "dependentRequired": "xgrammar ignores it",
+    "dependentSchemas": "xgrammar ignores it",
+    "dependencies": "xgrammar ignores it",
+    "contains": "xgrammar ignores contains/minContains/maxContains",
+    "$dynamicRef": "dynamic references are not supported",
+    "$recursiveRef": "recursive references are not supported; use $ref",
+}
+COMPOSITION = ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")

@@ -1,0 +1,135 @@
+"""The normalized form of a schema: ``Node``, the conjunction of what it requires.
+
+Normalization (``normalize``) builds nodes, the size check (``size``) and
+the renderer (``render``) read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from grammar_compiler import ecma_regex
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.pointers import location
+
+KINDS = ("null", "boolean", "object", "array", "string", "integer", "fraction")
+"""JSON value kinds; "number" is integer + fraction, so type intersection is set intersection."""
+_TYPE_KINDS = {
+    "null": {"null"},
+    "boolean": {"boolean"},
+    "object": {"object"},
+    "array": {"array"},
+    "string": {"string"},
+    "integer": {"integer"},
+    "number": {"integer", "fraction"},
+}
+Bound = tuple[float, bool]  # (value, exclusive)
+
+
+@dataclass(frozen=True)
+class Regex:
+    node: ecma_regex.Node
+    keyword: str  # "pattern" or "format"
+    where: str
+
+    def label(self) -> str:
+        return f"{self.keyword} at {location(self.where)}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A schema as the conjunction of what it requires, in the terms xgrammar can take.
+
+    ``kinds`` None allows every kind. A node with ``any_of`` or ``ref`` or
+    ``enum`` carries nothing else that constrains (merging distributes or
+    filters). ``origins`` are the user's subschemas this node stands for;
+    enum values are filtered with jsonschema against all of them.
+    """
+
+    where: str = ""
+    never: str | None = None  # why no value matches
+    kinds: frozenset[str] | None = None
+    enum: tuple[Any, ...] | None = None
+    any_of: tuple[Node, ...] | None = None
+    ref: str | None = None
+    min_length: int = 0
+    max_length: int | None = None
+    regexes: tuple[Regex, ...] = ()
+    minimum: Bound | None = None
+    maximum: Bound | None = None
+    multiple_of: int | None = None
+    prefix: tuple[Node, ...] = ()
+    items: Node | None = None  # None: absent
+    min_items: int = 0
+    max_items: int | None = None
+    properties: dict[str, Node] = field(default_factory=dict)
+    required: frozenset[str] = frozenset()
+    additional: Node | None = None  # None: absent
+    pattern_properties: tuple[tuple[str, Node], ...] = ()
+    property_names: Node | None = None
+    min_properties: int = 0
+    max_properties: int | None = None
+    origins: tuple[tuple[Any, str], ...] = ()
+
+    def constrains(self) -> bool:
+        return self != Node(where=self.where, origins=self.origins)
+
+    def item_at(self, index: int) -> Node | None:
+        return self.prefix[index] if index < len(self.prefix) else self.items
+
+
+_STRING_FIELDS = ("min_length", "max_length", "regexes")
+_NUMBER_FIELDS = ("minimum", "maximum", "multiple_of")
+_ARRAY_FIELDS = ("prefix", "items", "min_items", "max_items")
+_OBJECT_FIELDS = (
+    "properties",
+    "required",
+    "additional",
+    "pattern_properties",
+    "property_names",
+    "min_properties",
+    "max_properties",
+)
+KIND_FIELDS = {
+    "string": _STRING_FIELDS,
+    "integer": _NUMBER_FIELDS,
+    "fraction": _NUMBER_FIELDS,
+    "array": _ARRAY_FIELDS,
+    "object": _OBJECT_FIELDS,
+}
+
+
+def never(reason: str, where: str) -> Node:
+    return Node(where=where, never=reason, kinds=frozenset())
+
+
+class Unmergeable(Exception):
+    """Two requirements that both hold but cannot be expressed together for xgrammar.
+
+    Merging catches it and reports the keyword as not enforceable; where
+    nothing catches it (a union too large by itself), ``refusal`` is the
+    error the user gets.
+    """
+
+    def __init__(self, keyword: str, why: str, where: str) -> None:
+        super().__init__(why)
+        self.keyword = keyword
+        self.why = why
+        self.where = where
+
+    def refusal(self) -> ConstraintError:
+        return ConstraintError(f"{self.keyword} at {location(self.where)}: {self.why}")
+
+
+def type_kinds(declared: str | list[str]) -> frozenset[str]:
+    names = [declared] if isinstance(declared, str) else declared
+    return frozenset(kind for name in names for kind in _TYPE_KINDS[name])
+
+
+def effective_kinds(node: Node) -> frozenset[str]:
+    return frozenset(KINDS) if node.kinds is None else node.kinds
+
+
+def min_optional(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)

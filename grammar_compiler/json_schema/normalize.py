@@ -1,0 +1,628 @@
+"""Normalization: a schema into ``Node``s, composition merged, each keyword enforced or reported.
+
+``Compiler.node`` reads one subschema; ``$ref`` targets become named
+definitions (recursion kept); ``allOf``, ``$ref`` siblings and
+``anyOf``/``oneOf`` are merged into one node or a union of branches.
+A keyword that cannot be enforced is refused (strict) or recorded in
+``not_enforced`` (best effort).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote
+
+import referencing.exceptions
+from jsonschema.protocols import Validator
+
+from grammar_compiler import ecma_regex
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_judge import validator_for
+from grammar_compiler.json_schema.drafts import Draft
+from grammar_compiler.json_schema.keywords import ANNOTATIONS, COMPOSITION, NOT_ENFORCEABLE
+from grammar_compiler.json_schema.nodes import (
+    KINDS,
+    Bound,
+    Node,
+    Regex,
+    Unmergeable,
+    effective_kinds,
+    min_optional,
+    never,
+    type_kinds,
+)
+from grammar_compiler.json_schema.pointers import escape_token, location
+from grammar_compiler.json_schema.refs import RefIndex, RemoteRef
+
+MAX_BRANCHES = 64
+"""anyOf branches after distributing sibling keywords and allOf into them."""
+
+
+class Compiler:
+    """Normalizes one document into nodes, then has them rendered for xgrammar."""
+
+    def __init__(self, document: Any, draft: Draft, strict: bool) -> None:
+        self.document = document
+        self.draft = draft
+        self.strict = strict
+        self.index = RefIndex(document, draft)
+        self.validator = validator_for(document, draft.validator_class)
+        self.definitions: dict[str, Node] = {}
+        self._names: dict[str, str] = {}  # target pointer -> definition name
+        self._in_progress: set[str] = set()
+        self._not_enforced: dict[str, None] = {}
+        self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
+
+    @property
+    def not_enforced(self) -> list[str]:
+        return list(self._not_enforced)
+
+    # -- reporting -------------------------------------------------------
+
+    def unenforceable(self, keyword: str, where: str, why: str = "") -> None:
+        """Strict: refuse. Best effort: remember, and let the caller drop the keyword."""
+        message = f"keyword '{keyword}' at {location(where)} cannot be enforced during generation"
+        if why:
+            message += f": {why}"
+        if self.strict:
+            raise ConstraintError(message)
+        self._not_enforced[f"{keyword} at {location(where)}"] = None
+
+    def _check_keywords(self, schema: dict, where: str) -> None:
+        known = self.draft.validator_class.VALIDATORS
+        filtered = "enum" in schema or "const" in schema
+        for key, value in schema.items():
+            if key in ANNOTATIONS or key.startswith("x-"):
+                continue
+            if key == "nullable":
+                if value is True:
+                    self.unenforceable(
+                        key,
+                        where,
+                        "it is OpenAPI 3.0, not JSON Schema, and would not allow null; "
+                        'write "type": [..., "null"]',
+                    )
+            elif key not in known:
+                self.unenforceable(
+                    key,
+                    where,
+                    f"it is not a {self.draft.name} keyword, so it constrains nothing "
+                    "(prefix custom keywords with 'x-')",
+                )
+            elif key in NOT_ENFORCEABLE and not filtered:
+                self.unenforceable(key, where, NOT_ENFORCEABLE[key])
+
+    # -- schemas ---------------------------------------------------------
+
+    def node(self, schema: Any, where: str) -> Node:
+        if schema is True:
+            return Node(where=where)
+        if schema is False:
+            return never(f"the schema at {location(where)} is false", where)
+        self._check_keywords(schema, where)
+        if "$ref" in schema and self.draft.ref_hides_siblings:
+            self._report_hidden_siblings(schema, where)
+            return self._ref(schema["$ref"], where)
+        if "enum" in schema or "const" in schema:
+            return self._enum(schema, where)
+        parts = [self._own(schema, where)]
+        if "$ref" in schema:
+            parts.append(self._ref(schema["$ref"], where))
+        parts += [
+            self.node(sub, f"{where}/allOf/{i}") for i, sub in enumerate(schema.get("allOf", ()))
+        ]
+        if "anyOf" in schema:
+            parts.append(self._any_of(schema["anyOf"], where))
+        if "oneOf" in schema:
+            parts.append(self._one_of(schema["oneOf"], where))
+        if "not" in schema:
+            parts.append(self._not(schema["not"], where))
+        result = parts[0]
+        for part in parts[1:]:
+            result = self.merge(result, part, where)
+        return self._close_unevaluated(schema, result, where)
+
+    def _report_hidden_siblings(self, schema: dict, where: str) -> None:
+        for key in schema:
+            if key != "$ref" and key in self.draft.validator_class.VALIDATORS:
+                self.unenforceable(
+                    key,
+                    where,
+                    f"{self.draft.name} ignores keywords next to $ref (wrap them in allOf)",
+                )
+
+    def _enum(self, schema: dict, where: str) -> Node:
+        """Allowed values, already checked against every other keyword of the schema."""
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        origins = ((schema, where),)
+        kept = self.filter_values(values, origins, where)
+        if not kept:
+            return never(f"no value of the enum/const at {location(where)} is valid there", where)
+        return Node(where=where, enum=tuple(kept), origins=origins)
+
+    def filter_values(
+        self, values: Iterable[Any], origins: Iterable[tuple[Any, str]], where: str
+    ) -> list:
+        """The distinct values valid against every origin, by jsonschema."""
+        origins = tuple(origins)
+        kept, seen = [], set()
+        for value in values:
+            key = _value_key(value)
+            if key not in seen:
+                seen.add(key)
+                if all(self._valid(value, schema, where) for schema, _ in origins):
+                    kept.append(value)
+        return kept
+
+    def _valid(self, value: Any, schema: Any, where: str) -> bool:
+        check = self._checks.get(id(schema))
+        if check is None:
+            check = self._checks[id(schema)] = self._check_for(schema)
+        listed, validator = check
+        if listed is not None and _value_key(value) not in listed:
+            return False
+        try:
+            return validator.is_valid(value)
+        except referencing.exceptions.Unresolvable as err:
+            raise ConstraintError(f"unresolvable $ref near {location(where)}: {err}") from None
+
+    def _check_for(self, schema: Any) -> tuple[frozenset[str] | None, Validator]:
+        """The values ``enum``/``const`` list (as ``_value_key``s) and a validator for the rest.
+
+        jsonschema compares a value with every listed one, so filtering an
+        enum against its own schema took time quadratic in its length (a
+        minute for 10,000 values); a set lookup gives the same answer (keys
+        are equal exactly when jsonschema calls the values equal).
+        """
+        lists = isinstance(schema, dict) and ("enum" in schema or "const" in schema)
+        if not lists or ("$ref" in schema and self.draft.ref_hides_siblings):
+            return None, self.validator.evolve(schema=schema)
+        keys = [{_value_key(value) for value in schema.get("enum", ())}] if "enum" in schema else []
+        if "const" in schema:
+            keys.append({_value_key(schema["const"])})
+        rest = {key: value for key, value in schema.items() if key not in ("enum", "const")}
+        return frozenset(set.intersection(*keys)), self.validator.evolve(schema=rest)
+
+    def _ref(self, ref: str, where: str) -> Node:
+        try:
+            target = self.index.resolve(ref, where)
+        except RemoteRef:
+            self.unenforceable(
+                "$ref", where, f"remote reference {ref!r}; only references into this schema work"
+            )
+            return Node(where=where)
+        schema = self.index.lookup(target, ref, where)
+        name = self._names.get(target)
+        if name is None:
+            name = self._names[target] = self._new_name(target)
+            self._in_progress.add(name)
+            self.definitions[name] = self.node(schema, target)
+            self._in_progress.discard(name)
+        return Node(where=where, ref=name, origins=((schema, target),))
+
+    def target_of(self, name: str) -> str:
+        return next(target for target, known in self._names.items() if known == name)
+
+    def _new_name(self, target: str) -> str:
+        last = target.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        stem = re.sub(r"[^A-Za-z0-9_]", "_", unquote(last)) or "root"
+        name, number = stem, 2
+        while name in self._names.values():
+            name, number = f"{stem}_{number}", number + 1
+        return name
+
+    def _any_of(self, branches: list, where: str) -> Node:
+        nodes = [self.node(sub, f"{where}/anyOf/{i}") for i, sub in enumerate(branches)]
+        return self._union(nodes, where, (({"anyOf": branches}, where),))
+
+    def _one_of(self, branches: list, where: str) -> Node:
+        nodes = [self.node(sub, f"{where}/oneOf/{i}") for i, sub in enumerate(branches)]
+        overlapping = next(
+            (
+                (i, j)
+                for i in range(len(nodes))
+                for j in range(i + 1, len(nodes))
+                if not self.disjoint(nodes[i], nodes[j])
+            ),
+            None,
+        )
+        if overlapping is not None:
+            self.unenforceable(
+                "oneOf",
+                where,
+                f"branches {overlapping[0]} and {overlapping[1]} may both match and xgrammar "
+                "cannot exclude that (make them differ by type, const/enum, or a required "
+                "property with distinct const values)",
+            )
+        return self._union(nodes, where, (({"oneOf": branches}, where),), "oneOf")
+
+    def _union(
+        self, nodes: Iterable[Node], where: str, origins: tuple, keyword: str = "anyOf"
+    ) -> Node:
+        flat: list[Node] = []
+        for node in nodes:
+            if not node.never:
+                flat.extend(node.any_of if node.any_of is not None else (node,))
+        if not flat:
+            return never(f"no branch of the anyOf/oneOf at {location(where)} can match", where)
+        if len(flat) > MAX_BRANCHES:
+            raise Unmergeable(keyword, f"it would need more than {MAX_BRANCHES} branches", where)
+        if len(flat) == 1:
+            return replace(flat[0], origins=_joined(flat[0].origins, origins))
+        return Node(where=where, any_of=tuple(flat), origins=origins)
+
+    def _not(self, schema: Any, where: str) -> Node:
+        """Only ``not: {type: ...}`` (and trivial ``not``) is expressible: it removes kinds."""
+        origins = (({"not": schema}, where),)
+        if schema is False:
+            return Node(where=where)
+        constraining = (
+            {k for k in schema if k not in ANNOTATIONS and not k.startswith("x-")}
+            if isinstance(schema, dict)
+            else set()
+        )
+        if schema is True or not constraining:
+            return never(f"the 'not' at {location(where)} excludes every value", where)
+        if constraining == {"type"}:
+            kept = frozenset(KINDS) - type_kinds(schema["type"])
+            if "fraction" not in kept or "integer" in kept:
+                return Node(where=where, kinds=kept, origins=origins)
+        self.unenforceable("not", where, "only 'not: {\"type\": ...}' can be enforced")
+        return Node(where=where)
+
+    def _close_unevaluated(self, schema: dict, node: Node, where: str) -> Node:
+        """``unevaluatedProperties/Items: false`` closes what the merged schema declares."""
+        composed = any(key in schema for key in COMPOSITION)
+        for keyword in ("unevaluatedProperties", "unevaluatedItems"):
+            value = schema.get(keyword, True)
+            if value is True:
+                continue
+            if value is not False and composed:
+                self.unenforceable(keyword, where, "a schema here works only without composition")
+                continue
+            rest = self.node(value, f"{where}/{keyword}")
+            try:
+                node = self._apply_unevaluated(node, keyword, rest)
+            except Unmergeable as problem:
+                self.unenforceable(keyword, where, problem.why)
+        return node
+
+    def _apply_unevaluated(self, node: Node, keyword: str, rest: Node) -> Node:
+        if node.never or node.enum is not None:
+            return node
+        if node.any_of is not None:
+            branches = tuple(self._apply_unevaluated(b, keyword, rest) for b in node.any_of)
+            return replace(node, any_of=branches)
+        if node.ref is not None:
+            node = self.deref(node)
+        if keyword == "unevaluatedProperties":
+            if node.additional is None and not node.pattern_properties:
+                return replace(node, additional=rest)
+        elif node.items is None:
+            return replace(node, items=rest)
+        return node
+
+    def _own(self, schema: dict, where: str) -> Node:
+        """The node for the keywords that constrain values directly (no composition)."""
+        node = Node(where=where, origins=((schema, where),))
+        if "type" in schema:
+            node = replace(node, kinds=type_kinds(schema["type"]))
+        node = self._own_string(schema, where, node)
+        node = self._own_number(schema, where, node)
+        node = self._own_array(schema, where, node)
+        return self._own_object(schema, where, node)
+
+    def _own_string(self, schema: dict, where: str, node: Node) -> Node:
+        regexes = []
+        if "pattern" in schema:
+            try:
+                regex = ecma_regex.parse_pattern(schema["pattern"])
+            except ecma_regex.PatternError as err:
+                at = f" (character {err.position})" if err.position is not None else ""
+                raise ConstraintError(
+                    f"pattern at {location(where)}: {err.message}{at}", position=err.position
+                ) from None
+            regexes.append(Regex(regex, "pattern", where))
+        if "format" in schema:
+            name = schema["format"]
+            if name in ecma_regex.FORMATS:
+                regexes.append(Regex(ecma_regex.format_node(name), "format", where))
+            else:
+                self.unenforceable(
+                    "format",
+                    where,
+                    f"format {name!r} is not supported (supported: "
+                    f"{', '.join(sorted(ecma_regex.FORMATS))})",
+                )
+        return replace(
+            node,
+            min_length=int(schema.get("minLength", 0)),
+            max_length=_optional_int(schema.get("maxLength")),
+            regexes=tuple(regexes),
+        )
+
+    def _own_number(self, schema: dict, where: str, node: Node) -> Node:
+        lower = _tighter_lower(
+            _bound(schema, "minimum", False), _bound(schema, "exclusiveMinimum", True)
+        )
+        upper = _tighter_upper(
+            _bound(schema, "maximum", False), _bound(schema, "exclusiveMaximum", True)
+        )
+        node = replace(node, minimum=lower, maximum=upper)
+        step = schema.get("multipleOf")
+        if step is None:
+            return node
+        if float(step).is_integer():
+            return replace(node, multiple_of=int(step))
+        integers_only = node.kinds is not None and "fraction" not in node.kinds
+        if integers_only and (1 / step).is_integer():
+            return node  # every integer is a multiple of 1/k
+        self.unenforceable("multipleOf", where, "only integer steps can be enforced")
+        return node
+
+    def _own_array(self, schema: dict, where: str, node: Node) -> Node:
+        raw_items = schema.get("items")
+        items: Node | None = None
+        if self.draft.tuple_items and isinstance(raw_items, list):
+            prefix = [self.node(sub, f"{where}/items/{i}") for i, sub in enumerate(raw_items)]
+            if "additionalItems" in schema:
+                items = self.node(schema["additionalItems"], f"{where}/additionalItems")
+        else:
+            prefix = [
+                self.node(sub, f"{where}/prefixItems/{i}")
+                for i, sub in enumerate(schema.get("prefixItems", ()))
+            ]
+            if raw_items is not None:
+                items = self.node(raw_items, f"{where}/items")
+        max_items = _optional_int(schema.get("maxItems"))
+        if schema.get("uniqueItems") is True and (max_items is None or max_items > 1):
+            self.unenforceable("uniqueItems", where, "xgrammar ignores it")
+        return replace(
+            node,
+            prefix=tuple(prefix),
+            items=items,
+            min_items=int(schema.get("minItems", 0)),
+            max_items=max_items,
+        )
+
+    def _own_object(self, schema: dict, where: str, node: Node) -> Node:
+        patterns = tuple(
+            (pattern, self.node(sub, f"{where}/patternProperties/{escape_token(pattern)}"))
+            for pattern, sub in schema.get("patternProperties", {}).items()
+        )
+        properties = {}
+        for name, sub in schema.get("properties", {}).items():
+            prop = self.node(sub, f"{where}/properties/{escape_token(name)}")
+            for pattern, pattern_node in patterns:
+                if re.search(pattern, name):
+                    prop = self.merge(prop, pattern_node, where)
+            properties[name] = prop
+        additional = None
+        if "additionalProperties" in schema:
+            additional = self.node(schema["additionalProperties"], f"{where}/additionalProperties")
+        names = None
+        if "propertyNames" in schema:
+            names = self.node(schema["propertyNames"], f"{where}/propertyNames")
+        return replace(
+            node,
+            properties=properties,
+            required=frozenset(schema.get("required", ())),
+            additional=additional,
+            pattern_properties=patterns,
+            property_names=names,
+            min_properties=int(schema.get("minProperties", 0)),
+            max_properties=_optional_int(schema.get("maxProperties")),
+        )
+
+    # -- combining -------------------------------------------------------
+
+    def deref(self, node: Node) -> Node:
+        """The definition a ref node names; impossible while that definition is being built."""
+        seen = set()
+        while node.ref is not None:
+            if node.ref in self._in_progress or node.ref in seen:
+                raise Unmergeable(
+                    "$ref",
+                    f"the recursive $ref to {node.ref!r} cannot be combined with other keywords",
+                    node.where,
+                )
+            seen.add(node.ref)
+            extra = node.origins
+            node = self.definitions[node.ref]
+            node = replace(node, origins=_joined(node.origins, extra))
+        return node
+
+    def merge(self, a: Node, b: Node, where: str) -> Node:
+        """Both must hold. Best effort keeps ``a`` where they cannot be expressed together."""
+        try:
+            return self._merge(a, b, where)
+        except Unmergeable as problem:
+            self.unenforceable(problem.keyword, where, problem.why)
+            return a
+
+    def _merge(self, a: Node, b: Node, where: str) -> Node:
+        if a.never:
+            return a
+        if b.never:
+            return b
+        origins = _joined(a.origins, b.origins)
+        if a.enum is not None or b.enum is not None:
+            values = a.enum if a.enum is not None else b.enum
+            kept = self.filter_values(values, origins, where)
+            if not kept:
+                return never(f"no enum/const value at {location(where)} satisfies the rest", where)
+            return Node(where=a.where, enum=tuple(kept), origins=origins)
+        if not b.constrains():
+            return replace(a, origins=origins)
+        if not a.constrains():
+            return replace(b, origins=origins)
+        if a.ref is not None and a.ref == b.ref:
+            return replace(a, origins=origins)
+        if a.ref is not None or b.ref is not None:
+            return self._merge(self.deref(a), self.deref(b), where)
+        if a.any_of is not None or b.any_of is not None:
+            return self._merge_branches(a, b, where)
+        kinds = a.kinds if b.kinds is None else b.kinds if a.kinds is None else a.kinds & b.kinds
+        return Node(
+            where=a.where,
+            kinds=kinds,
+            min_length=max(a.min_length, b.min_length),
+            max_length=min_optional(a.max_length, b.max_length),
+            regexes=a.regexes + tuple(r for r in b.regexes if r not in a.regexes),
+            minimum=_tighter_lower(a.minimum, b.minimum),
+            maximum=_tighter_upper(a.maximum, b.maximum),
+            multiple_of=_combine_steps(a.multiple_of, b.multiple_of),
+            **self._merge_arrays(a, b, where),
+            **self._merge_objects(a, b, where),
+            origins=origins,
+        )
+
+    def _merge_branches(self, a: Node, b: Node, where: str) -> Node:
+        left = a.any_of if a.any_of is not None else (a,)
+        right = b.any_of if b.any_of is not None else (b,)
+        if len(left) * len(right) > MAX_BRANCHES:
+            raise Unmergeable(
+                "anyOf",
+                f"combining it with other keywords needs over {MAX_BRANCHES} branches",
+                where,
+            )
+        branches = [self._merge(x, y, where) for x in left for y in right]
+        return self._union(branches, where, _joined(a.origins, b.origins))
+
+    def _merge_arrays(self, a: Node, b: Node, where: str) -> dict:
+        prefix = tuple(
+            self._merge_optional(a.item_at(i), b.item_at(i), where) or Node(where=where)
+            for i in range(max(len(a.prefix), len(b.prefix)))
+        )
+        return {
+            "prefix": prefix,
+            "items": self._merge_optional(a.items, b.items, where),
+            "min_items": max(a.min_items, b.min_items),
+            "max_items": min_optional(a.max_items, b.max_items),
+        }
+
+    def _merge_objects(self, a: Node, b: Node, where: str) -> dict:
+        properties = {}
+        for name in [*a.properties, *(n for n in b.properties if n not in a.properties)]:
+            left = a.properties.get(name) or self.undeclared(a, name)
+            right = b.properties.get(name) or self.undeclared(b, name)
+            properties[name] = self._merge(left, right, where)
+        return {
+            "properties": properties,
+            "required": a.required | b.required,
+            "additional": self._merge_optional(a.additional, b.additional, where),
+            "pattern_properties": a.pattern_properties + b.pattern_properties,
+            "property_names": self._merge_optional(a.property_names, b.property_names, where),
+            "min_properties": max(a.min_properties, b.min_properties),
+            "max_properties": min_optional(a.max_properties, b.max_properties),
+        }
+
+    def _merge_optional(self, a: Node | None, b: Node | None, where: str) -> Node | None:
+        if a is None or b is None:
+            return a or b
+        return self._merge(a, b, where)
+
+    def undeclared(self, node: Node, name: str) -> Node:
+        """What a property not in ``properties`` must satisfy: its patterns', else additional."""
+        matching = [sub for pattern, sub in node.pattern_properties if re.search(pattern, name)]
+        if not matching:
+            return node.additional or Node(where=node.where)
+        result = matching[0]
+        for sub in matching[1:]:
+            result = self.merge(result, sub, node.where)
+        return result
+
+    def disjoint(self, a: Node, b: Node) -> bool:
+        """Whether no value can match both (False when unsure)."""
+        try:
+            a, b = self.deref(a), self.deref(b)
+        except Unmergeable:
+            return False
+        if a.never or b.never:
+            return True
+        for one, other in ((a, b), (b, a)):
+            if one.any_of is not None:
+                return all(self.disjoint(branch, other) for branch in one.any_of)
+        for one, other in ((a, b), (b, a)):
+            if one.enum is not None:
+                return not self.filter_values(one.enum, other.origins, other.where)
+        shared = effective_kinds(a) & effective_kinds(b)
+        return all(self._disjoint_within(kind, a, b) for kind in shared)
+
+    def _disjoint_within(self, kind: str, a: Node, b: Node) -> bool:
+        if kind in ("integer", "fraction"):
+            return _ranges_apart(a, b)
+        if kind != "object":
+            return False
+        for name in a.required & b.required:
+            left = a.properties.get(name) or self.undeclared(a, name)
+            right = b.properties.get(name) or self.undeclared(b, name)
+            if self.disjoint(left, right):
+                return True
+        return False
+
+
+def _joined(a: tuple, b: tuple) -> tuple:
+    """Origins of both, each subschema once."""
+    present = {id(schema) for schema, _ in a}
+    return a + tuple(origin for origin in b if id(origin[0]) not in present)
+
+
+def _ranges_apart(a: Node, b: Node) -> bool:
+    def below(upper: Bound | None, lower: Bound | None) -> bool:
+        if upper is None or lower is None:
+            return False
+        return upper[0] < lower[0] or (upper[0] == lower[0] and (upper[1] or lower[1]))
+
+    return below(a.maximum, b.minimum) or below(b.maximum, a.minimum)
+
+
+def _value_key(value: Any) -> str:
+    """Equal JSON values (1 and 1.0 included, true and 1 not) get equal keys."""
+    return json.dumps(_numbers_normalized(value), sort_keys=True)
+
+
+def _numbers_normalized(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_numbers_normalized(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _numbers_normalized(v) for k, v in value.items()}
+    return value
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _bound(schema: dict, keyword: str, exclusive: bool) -> Bound | None:
+    value = schema.get(keyword)
+    return None if value is None else (value, exclusive)
+
+
+def _tighter_lower(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] > b[0] else b
+    return a if a[1] else b
+
+
+def _tighter_upper(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] < b[0] else b
+    return a if a[1] else b
+
+
+def _combine_steps(a: int | None, b: int | None) -> int | None:
+    if a is None or b is None:
+        return a or b
+    return math.lcm(a, b)

@@ -1,0 +1,128 @@
+"""The subschemas of a document and the ``$ref`` targets they can name (pointers, anchors, ids)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.drafts import Draft
+from grammar_compiler.json_schema.pointers import escape_token, location
+
+_SCHEMA_KEYWORDS = (
+    "additionalProperties",
+    "additionalItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_SCHEMA_MAP_KEYWORDS = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+)
+_SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def _subschemas(schema: dict) -> Iterator[tuple[str, Any]]:
+    """(pointer suffix, subschema) for every schema directly inside ``schema``."""
+    for key in _SCHEMA_KEYWORDS:
+        if key in schema:
+            yield f"/{key}", schema[key]
+    for key in _SCHEMA_MAP_KEYWORDS:
+        for name, sub in schema.get(key, {}).items():
+            if isinstance(sub, (dict, bool)):  # dependencies may also hold name lists
+                yield f"/{key}/{escape_token(name)}", sub
+    for key in _SCHEMA_LIST_KEYWORDS:
+        for index, sub in enumerate(schema.get(key, ())):
+            yield f"/{key}/{index}", sub
+    items = schema.get("items")
+    if isinstance(items, list):
+        for index, sub in enumerate(items):
+            yield f"/items/{index}", sub
+    elif items is not None:
+        yield "/items", items
+
+
+class RefIndex:
+    """Where every subschema is, its base URI, and the targets of anchors and ids."""
+
+    def __init__(self, document: Any, draft: Draft) -> None:
+        self.document = document
+        self.bases: dict[str, str] = {}
+        self.resources: dict[str, str] = {}
+        self.anchors: dict[tuple[str, str], str] = {}
+        self._walk(document, "", "", draft)
+
+    def _walk(self, schema: Any, where: str, base: str, draft: Draft) -> None:
+        if not isinstance(schema, dict):
+            self.bases[where] = base
+            return
+        identifier = schema.get("$id")
+        if isinstance(identifier, str):
+            if identifier.startswith("#") and draft.ref_hides_siblings:
+                self.anchors[(base, identifier[1:])] = where
+            else:
+                base = urldefrag(_join(base, identifier))[0]
+                self.resources[base] = where
+        if where == "":
+            self.resources.setdefault(base, "")
+        anchor = schema.get("$anchor")
+        if isinstance(anchor, str):
+            self.anchors[(base, anchor)] = where
+        self.bases[where] = base
+        for suffix, sub in _subschemas(schema):
+            self._walk(sub, where + suffix, base, draft)
+
+    def resolve(self, ref: str, where: str) -> str:
+        """The pointer of the subschema ``ref`` (found at ``where``) names."""
+        base = self.bases.get(where, "")
+        uri, fragment = urldefrag(_join(base, ref))
+        if uri not in self.resources:
+            raise RemoteRef(ref)
+        resource = self.resources[uri]
+        if fragment and not fragment.startswith("/"):
+            target = self.anchors.get((uri, fragment))
+            if target is None:
+                raise ConstraintError(
+                    f"unresolvable $ref {ref!r} at {location(where)}: no such anchor"
+                )
+            return target
+        target = resource + unquote(fragment)
+        self.lookup(target, ref, where)
+        return target
+
+    def lookup(self, target: str, ref: str = "", where: str = "") -> Any:
+        value = self.document
+        for token in target.split("/")[1:]:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(value, dict) and token in value:
+                value = value[token]
+            elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+                value = value[int(token)]
+            else:
+                raise ConstraintError(f"unresolvable $ref {ref!r} at {location(where)}")
+        if not isinstance(value, (dict, bool)):
+            raise ConstraintError(f"$ref {ref!r} at {location(where)} does not point to a schema")
+        return value
+
+
+def _join(base: str, ref: str) -> str:
+    """``urljoin``, except that a fragment keeps any base (``urljoin`` drops ``urn:`` ones)."""
+    return urldefrag(base)[0] + ref if ref.startswith("#") else urljoin(base, ref)
+
+
+class RemoteRef(Exception):
+    def __init__(self, ref: str) -> None:
+        super().__init__(ref)
+        self.ref = ref

@@ -1,0 +1,424 @@
+"""Nodes rendered as the JSON Schema subset xgrammar enforces, and xgrammar's check of it."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from typing import Any
+
+import xgrammar
+
+from grammar_compiler import ecma_regex
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.nodes import (
+    KIND_FIELDS,
+    KINDS,
+    Bound,
+    Node,
+    effective_kinds,
+    min_optional,
+)
+from grammar_compiler.json_schema.normalize import Compiler
+from grammar_compiler.json_schema.pointers import location
+
+MAX_MULTIPLE_OF = 1024
+"""Largest integer step xgrammar enforces (probed: 1025 is ignored)."""
+MULTIPLE_OF_RANGE = 10_000
+"""With minimum and maximum, xgrammar enforces multipleOf only over fewer integers than this."""
+MAX_LISTED_MULTIPLES = 1_000
+"""Multiples in a wider range are listed as an enum up to this many."""
+INTEGER_LIMIT = 2**62
+"""xgrammar refuses integer bounds beyond int64; bounds are clamped to this."""
+
+
+class Renderer:
+    """Turns nodes into the JSON Schema subset xgrammar enforces, dropping what cannot exist.
+
+    Rendering returns None for a node no value can match: an impossible
+    optional property, item or branch is dropped, an impossible required one
+    makes its parent impossible. Definitions whose recursion never produces
+    a finite value count as impossible (a fixpoint before rendering), so
+    xgrammar is never handed a grammar that cannot finish.
+    """
+
+    def __init__(self, compiler: Compiler) -> None:
+        self.compiler = compiler
+        self.alive: set[str] = set()
+        self._used: list[str] = []
+        self.first_contradiction: str | None = None
+
+    def render_document(self, root: Node) -> dict:
+        dead: set[str] = set()
+        while True:
+            self.alive = self._productive(set(self.compiler.definitions) - dead)
+            self._used = []
+            rendered = self.render(root)
+            definitions = self._render_definitions()
+            newly_dead = {name for name, value in definitions.items() if value is None}
+            if not newly_dead:
+                break
+            dead |= newly_dead
+        if rendered is None:
+            reason = self.first_contradiction or "a $ref recursion never ends"
+            raise ConstraintError(f"no JSON value satisfies the schema: {reason}")
+        return {**rendered, "$defs": definitions} if definitions else rendered
+
+    def _render_definitions(self) -> dict[str, Any]:
+        definitions: dict[str, Any] = {}
+        while self._used:
+            name = self._used.pop()
+            if name not in definitions:
+                definitions[name] = self.render(self.compiler.definitions[name])
+        return definitions
+
+    def _productive(self, candidates: set[str]) -> set[str]:
+        alive: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name in candidates - alive:
+                if self._can_end(self.compiler.definitions[name], alive):
+                    alive.add(name)
+                    changed = True
+        return alive
+
+    def _can_end(self, node: Node | None, alive: set[str]) -> bool:
+        """Whether some finite value matches, if only ``alive`` definitions have one."""
+        if node is None:
+            return True
+        if node.never:
+            return False
+        if node.ref is not None:
+            return node.ref in alive
+        if node.any_of is not None:
+            return any(self._can_end(branch, alive) for branch in node.any_of)
+        if node.enum is not None:
+            return True
+        for kind in effective_kinds(node):
+            if kind == "array":
+                needed = (node.item_at(i) for i in range(node.min_items))
+            elif kind == "object":
+                needed = (
+                    node.properties.get(name) or self.compiler.undeclared(node, name)
+                    for name in node.required
+                )
+            else:
+                return True
+            if all(self._can_end(sub, alive) for sub in needed):
+                return True
+        return False
+
+    def _dead(self, reason: str) -> None:
+        if self.first_contradiction is None:
+            self.first_contradiction = reason
+
+    def render(self, node: Node) -> dict | None:
+        if node.never:
+            self._dead(node.never)
+            return None
+        if node.ref is not None:
+            if node.ref not in self.alive:
+                target = self.compiler.target_of(node.ref)
+                self._dead(f"the $ref recursion through {location(target)} never ends")
+                return None
+            self._used.append(node.ref)
+            return {"$ref": f"#/$defs/{node.ref}"}
+        if node.any_of is not None:
+            branches = [b for b in map(self.render, node.any_of) if b is not None]
+            if not branches:
+                return None
+            return branches[0] if len(branches) == 1 else {"anyOf": branches}
+        if node.enum is not None:
+            return _enum_schema(node.enum)
+        return self._render_kinds(node)
+
+    def _render_kinds(self, node: Node) -> dict | None:
+        kinds = node.kinds if node.kinds is not None else _implied_kinds(node)
+        if kinds is None:
+            return {}
+        types, keywords, alternatives = [], {}, []
+        for kind in KINDS:
+            if kind in kinds and kind != "fraction":
+                rendered = self._kind(kind, node, with_fraction="fraction" in kinds)
+                if rendered is None:
+                    continue
+                if rendered[0] == "enum":
+                    alternatives.append(rendered[1])
+                else:
+                    types.append(rendered[0])
+                    keywords.update(rendered[1])
+        if types:
+            alternatives.append({"type": types[0] if len(types) == 1 else types, **keywords})
+        if not alternatives:
+            self._dead(f"no type allowed at {location(node.where)} can be satisfied")
+            return None
+        return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+
+    def _kind(self, kind: str, node: Node, *, with_fraction: bool) -> tuple[str, dict] | None:
+        if kind in ("null", "boolean"):
+            return kind, {}
+        if kind == "integer":
+            return self._number(node, with_fraction=with_fraction)
+        render = {"string": self._string, "array": self._array, "object": self._object}[kind]
+        keywords = render(node)
+        return None if keywords is None else (kind, keywords)
+
+    def _string(self, node: Node) -> dict | None:
+        low, high = node.min_length, node.max_length
+        if high is not None and low > high:
+            self._dead(f"minLength {low} > maxLength {high} at {location(node.where)}")
+            return None
+        if not node.regexes:
+            if not low and high is None:
+                return {}
+            return {"pattern": ecma_regex.to_xgrammar(ecma_regex.any_string(low, high))}
+        regex = node.regexes[0]
+        for other in node.regexes[1:]:
+            self.compiler.unenforceable(
+                other.keyword,
+                other.where,
+                f"it must hold together with the {regex.label()}, and xgrammar takes one regex",
+            )
+        bounded = ecma_regex.restrict_length(regex.node, low, high)
+        if bounded is None:
+            shortest, longest = ecma_regex.length_bounds(regex.node)
+            if max(shortest, low) > min(_cap(longest), _cap(high)):
+                self._dead(f"no string of the allowed lengths matches the {regex.label()}")
+                return None
+            self.compiler.unenforceable(
+                "minLength" if low else "maxLength",
+                node.where,
+                f"it cannot be folded into the {regex.label()}",
+            )
+            bounded = regex.node
+        return {"pattern": ecma_regex.to_xgrammar(bounded)}
+
+    def _number(self, node: Node, *, with_fraction: bool) -> tuple[str, Any] | None:
+        """("integer" or "number", keywords), or ("enum", schema) for listed multiples."""
+        if not with_fraction or node.multiple_of is not None:
+            return self._integer(node)
+        if node.minimum and node.maximum and not _ranges_overlap(node.minimum, node.maximum):
+            self._dead(f"the number range at {location(node.where)} is empty")
+            return None
+        keywords = {}
+        for bound, inclusive, exclusive in (
+            (node.minimum, "minimum", "exclusiveMinimum"),
+            (node.maximum, "maximum", "exclusiveMaximum"),
+        ):
+            if bound is not None:
+                keywords[exclusive if bound[1] else inclusive] = bound[0]
+        return "number", keywords
+
+    def _integer(self, node: Node) -> tuple[str, Any] | None:
+        low = None if node.minimum is None else _integer_above(*node.minimum)
+        high = None if node.maximum is None else _integer_below(*node.maximum)
+        if low is not None and high is not None and low > high:
+            self._dead(f"no integer lies in the range at {location(node.where)}")
+            return None
+        if (low or 0) > INTEGER_LIMIT or (high or 0) < -INTEGER_LIMIT:
+            self.compiler.unenforceable(
+                "minimum" if (low or 0) > INTEGER_LIMIT else "maximum",
+                node.where,
+                f"xgrammar takes integer bounds within +-{INTEGER_LIMIT}",
+            )
+            low = high = None
+        keywords: dict[str, Any] = {}
+        if low is not None:
+            keywords["minimum"] = max(low, -INTEGER_LIMIT)  # clamped: still a subset
+        if high is not None:
+            keywords["maximum"] = min(high, INTEGER_LIMIT)
+        step = node.multiple_of
+        if step is None or step == 1:
+            return "integer", keywords
+        if _native_multiple(step, low, high):
+            return "integer", {**keywords, "multipleOf": step}
+        if low is not None and high is not None:
+            multiples = range(-(-low // step) * step, high + 1, step)
+            if not multiples:
+                self._dead(f"no multiple of {step} lies in the range at {location(node.where)}")
+                return None
+            if len(multiples) <= MAX_LISTED_MULTIPLES:
+                return "enum", {"enum": list(multiples)}
+        self.compiler.unenforceable(
+            "multipleOf",
+            node.where,
+            f"xgrammar enforces steps up to {MAX_MULTIPLE_OF} with no bounds or with both "
+            f"bounds less than {MULTIPLE_OF_RANGE} apart (or up to {MAX_LISTED_MULTIPLES} "
+            "multiples in range, listed)",
+        )
+        return "integer", keywords
+
+    def _array(self, node: Node) -> dict | None:
+        prefix: list[Any] = []
+        items: Any = None
+        for item in node.prefix:
+            rendered = self.render(item)
+            if rendered is None:
+                items = False  # no array can reach this position
+                break
+            prefix.append(rendered)
+        if items is None and node.items is not None:
+            rendered = self.render(node.items)
+            items = False if rendered is None else rendered
+        max_items = min_optional(node.max_items, len(prefix) if items is False else None)
+        if max_items is not None and max_items < len(prefix):
+            prefix, items = prefix[:max_items], False
+        if max_items is not None and node.min_items > max_items:
+            self._dead(f"the array at {location(node.where)} cannot have {node.min_items} items")
+            return None
+        keywords: dict[str, Any] = {}
+        if prefix:
+            keywords["prefixItems"] = prefix
+        if items is not None:
+            keywords["items"] = items
+        if node.min_items:
+            keywords["minItems"] = node.min_items
+        if max_items is not None:
+            keywords["maxItems"] = max_items
+        return keywords
+
+    def _object(self, node: Node) -> dict | None:
+        name_ok = self._name_check(node)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        forbidden = False  # a declared name no value can have, which must not come back as extra
+        for name in [*node.properties, *sorted(node.required - set(node.properties))]:
+            sub = node.properties.get(name) or self.compiler.undeclared(node, name)
+            rendered = self.render(sub) if name_ok(name) else None
+            if rendered is None:
+                if name in node.required:
+                    self._dead(f"required property {name!r} at {location(node.where)} cannot exist")
+                    return None
+                forbidden = forbidden or name_ok(name)
+                continue
+            properties[name] = rendered
+            if name in node.required:
+                required.append(name)
+        keywords: dict[str, Any] = {}
+        if properties:
+            keywords["properties"] = properties
+        if required:
+            keywords["required"] = required
+        additional = self._additional(node)
+        if additional is not None:
+            keywords["additionalProperties"] = additional
+        open_ended = additional is not False and (additional is not None or not properties)
+        if open_ended and forbidden:  # xgrammar could write the forbidden name as an extra key
+            keywords["additionalProperties"] = False
+            open_ended = False
+        if open_ended and node.property_names is not None:
+            names = self.render(_as_string(node.property_names))
+            if names is None:
+                keywords["additionalProperties"] = False
+                open_ended = False
+            else:
+                keywords["propertyNames"] = names
+        if node.pattern_properties and open_ended:
+            self.compiler.unenforceable(
+                "patternProperties", node.where, "undeclared property names can be generated"
+            )
+        most = None if open_ended else len(properties)
+        return self._property_counts(node, keywords, len(required), most)
+
+    def _additional(self, node: Node) -> Any:
+        if node.additional is None:
+            return None
+        rendered = self.render(node.additional)
+        if rendered is None:
+            return False
+        return True if rendered == {} else rendered
+
+    def _name_check(self, node: Node):
+        if node.property_names is None:
+            return lambda name: True
+        origins = node.property_names.origins
+        return lambda name: bool(self.compiler.filter_values([name], origins, node.where))
+
+    def _property_counts(
+        self, node: Node, keywords: dict, required: int, most: int | None
+    ) -> dict | None:
+        low, high = node.min_properties, node.max_properties
+        if (high is not None and high < required) or (most is not None and low > most):
+            self._dead(f"the property counts at {location(node.where)} cannot be met")
+            return None
+        if low > required:
+            if most is None:
+                self.compiler.unenforceable(
+                    "minProperties",
+                    node.where,
+                    "xgrammar may repeat an undeclared property name, which counts once",
+                )
+            else:
+                keywords["minProperties"] = low
+        if high is not None and (most is None or high < most):
+            keywords["maxProperties"] = high
+        return keywords
+
+
+def _enum_schema(values: tuple[Any, ...]) -> dict:
+    """The values as xgrammar should offer them.
+
+    xgrammar writes an enum's fractional numbers with 17 digits (0.07 only as
+    0.070000000000000007), so those become ranges [v, v], which let 0.07 be
+    written as 0.07.
+    """
+    fractions = [v for v in values if _plain_fraction(v)]
+    alternatives = [{"type": "number", "minimum": v, "maximum": v} for v in fractions]
+    rest = [v for v in values if not _plain_fraction(v)]
+    if rest:
+        alternatives.insert(0, {"enum": rest})
+    return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+
+
+def _plain_fraction(value: Any) -> bool:
+    return isinstance(value, float) and not value.is_integer() and "e" not in repr(value)
+
+
+def _implied_kinds(node: Node) -> frozenset[str] | None:
+    """Without "type", the kinds whose keywords are present (users mean those), else None (any)."""
+    empty = Node()
+    kinds = {
+        kind
+        for kind, names in KIND_FIELDS.items()
+        if any(getattr(node, name) != getattr(empty, name) for name in names)
+    }
+    return frozenset(kinds) or None
+
+
+def _as_string(node: Node) -> Node:
+    kinds = frozenset({"string"}) if node.kinds is None else node.kinds & {"string"}
+    return replace(node, kinds=kinds)
+
+
+def _cap(value: int | None) -> float:
+    return math.inf if value is None else value
+
+
+def _ranges_overlap(low: Bound, high: Bound) -> bool:
+    return low[0] < high[0] or (low[0] == high[0] and not low[1] and not high[1])
+
+
+def _native_multiple(step: int, low: int | None, high: int | None) -> bool:
+    """Whether xgrammar itself enforces multipleOf here (probed on 0.2.8)."""
+    if step > MAX_MULTIPLE_OF:
+        return False
+    if low is None and high is None:
+        return True
+    return low is not None and high is not None and high - low < MULTIPLE_OF_RANGE
+
+
+def _integer_above(value: float, exclusive: bool) -> int:
+    return math.floor(value) + 1 if exclusive else math.ceil(value)
+
+
+def _integer_below(value: float, exclusive: bool) -> int:
+    return math.ceil(value) - 1 if exclusive else math.floor(value)
+
+
+def confirm_with_xgrammar(value: str) -> None:
+    try:
+        xgrammar.Grammar.from_json_schema(value, any_whitespace=False, strict_mode=True)
+    except (RuntimeError, ValueError) as err:
+        reason = re.sub(r"^\[[^\]]*\]\s*\S+:\d+:\s*", "", str(err).strip())
+        raise ConstraintError(f"schema not accepted by xgrammar: {reason}") from None

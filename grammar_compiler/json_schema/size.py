@@ -1,0 +1,132 @@
+"""Output size and compile cost: no part may need more than ``MAX_SHORTEST_OUTPUT`` characters,
+no object more than ``MAX_OPTIONAL_PROPERTIES`` optional properties."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+
+from grammar_compiler import ecma_regex
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.nodes import KINDS, Node
+from grammar_compiler.json_schema.pointers import location
+from grammar_compiler.shortest import (
+    IMPOSSIBLE,
+    capped,
+    over_limit,
+    shortest_by_name,
+    times,
+    too_long,
+)
+
+MAX_OPTIONAL_PROPERTIES = 100
+"""Properties one object may declare without requiring them: xgrammar compiles an object
+in time growing with the square of them (on a 4096-token vocabulary: 100 take 0.5 s,
+250 take 3 s; more on a larger vocabulary), on the decoder's one compile thread."""
+MAX_OPTIONAL_PROPERTIES_TOTAL = 300
+"""Optional properties of all objects together (40 objects of 50 took 4.5 s)."""
+
+
+# The shortest JSON text of each kind: null, true, 0, 0 (a lower bound is enough).
+_KIND_SHORTEST = {"null": 4, "boolean": 4, "integer": 1, "fraction": 1}
+_SEPARATOR = 2  # ", " and ": ", as xgrammar writes them without free whitespace
+
+
+def check_output_size(root: Node, definitions: dict[str, Node]) -> None:
+    """Refuses a schema any part of which has no JSON text within the limit (``shortest``).
+
+    ``minItems`` of required objects of required arrays multiply, and a
+    forced one (constants) makes xgrammar build the whole text at once.
+    """
+    lengths = shortest_by_name(
+        definitions,
+        {name: list(_refs(node)) for name, node in definitions.items()},
+        lambda name, known: _shortest(definitions[name], known, check=False),
+    )
+    optional = 0
+    for node in (root, *definitions.values()):
+        _shortest(node, lengths, check=True)
+        optional += _optional_properties(node)
+    if optional > MAX_OPTIONAL_PROPERTIES_TOTAL:
+        raise ConstraintError(
+            f"the schema has {optional} optional properties in all (at most "
+            f"{MAX_OPTIONAL_PROPERTIES_TOTAL}); xgrammar's compile time grows with them: "
+            "require some"
+        )
+
+
+def _optional_properties(node: Node) -> int:
+    """Optional properties of ``node`` and its parts; refuses an object with too many."""
+    optional = len(node.properties.keys() - node.required)
+    if optional > MAX_OPTIONAL_PROPERTIES:
+        raise ConstraintError(
+            f"the object at {location(node.where)} has {optional} optional properties "
+            f"(at most {MAX_OPTIONAL_PROPERTIES}); xgrammar's compile time grows with their "
+            "square: require some, or group them in nested objects"
+        )
+    return optional + sum(_optional_properties(child) for child in _children(node))
+
+
+def _refs(node: Node) -> Iterator[str]:
+    if node.ref is not None:
+        yield node.ref
+    for child in _children(node):
+        yield from _refs(child)
+
+
+def _children(node: Node) -> Iterator[Node]:
+    yield from node.any_of or ()
+    yield from node.prefix
+    yield from node.properties.values()
+    yield from (child for _, child in node.pattern_properties)
+    for child in (node.items, node.additional, node.property_names):
+        if child is not None:
+            yield child
+
+
+def _shortest(node: Node, lengths: Mapping[str, float], *, check: bool) -> float:
+    """Length of the shortest JSON text of ``node``; with ``check``, of every part too."""
+    if check:
+        for child in _children(node):
+            _shortest(child, lengths, check=True)
+        for regex in node.regexes:
+            if over_limit(ecma_regex.longest_part(regex.node)):
+                raise too_long(f"the {regex.label()}")
+    if node.never is not None:
+        length = IMPOSSIBLE
+    elif node.enum is not None:
+        length = min(len(json.dumps(value, ensure_ascii=False)) for value in node.enum)
+    elif node.any_of is not None:
+        length = min(_shortest(branch, lengths, check=False) for branch in node.any_of)
+    elif node.ref is not None:
+        length = lengths.get(node.ref, IMPOSSIBLE)
+    else:
+        kinds = KINDS if node.kinds is None else node.kinds
+        length = min((_kind_shortest(kind, node, lengths) for kind in kinds), default=IMPOSSIBLE)
+    if check and over_limit(length):
+        raise too_long(f"the schema at {location(node.where)}")
+    return length
+
+
+def _kind_shortest(kind: str, node: Node, lengths: Mapping[str, float]) -> float:
+    if kind in _KIND_SHORTEST:
+        return _KIND_SHORTEST[kind]
+    if kind == "string":
+        patterns = (ecma_regex.length_bounds(regex.node)[0] for regex in node.regexes)
+        return capped(2 + max(node.min_length, *patterns, 0))
+
+    def value(child: Node | None) -> float:
+        return 1 if child is None else _shortest(child, lengths, check=False)
+
+    if kind == "array":
+        count = node.min_items
+        fixed = sum(value(child) for child in node.prefix[:count])
+        rest = times(count - len(node.prefix), value(node.items)) if count > len(node.prefix) else 0
+        return capped(2 + fixed + rest + _SEPARATOR * max(count - 1, 0))
+    members = (
+        len(json.dumps(name, ensure_ascii=False))
+        + _SEPARATOR
+        + value(node.properties.get(name, node.additional))
+        for name in node.required
+    )
+    return capped(2 + sum(members) + _SEPARATOR * max(len(node.required) - 1, 0))
