@@ -3,7 +3,8 @@
 ``tests/integration/test_grammar_bombs.py`` sends the same kinds of bombs to
 the live stack; here each mechanism is checked on its own: the shortest-output
 limit in every language, the ``{m,}`` rewrite, the judges' time budget, the
-Lark judge's rule count, the enum filter, the body limit and ``off_loop``.
+Lark judge's rule count, the enum filter, the union branch limit, the body limit
+and ``off_loop``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,14 @@ from fastapi.testclient import TestClient
 from frontend.body_limit import BodyLimitMiddleware
 from frontend.errors import install_error_handlers
 from frontend.offload import off_loop
-from grammar_compiler import ConstraintError, compile_grammar, compile_json_schema
+from grammar_compiler import (
+    ConstraintError,
+    compile_grammar,
+    compile_json_schema,
+    compile_typescript,
+)
 from grammar_compiler.canonical import JUDGE_BUDGET_S, out_of_time
+from grammar_compiler.json_schema import MAX_BRANCHES
 from grammar_compiler.regex import compile_regex, matches, matches_within, regex_constraint
 from grammar_compiler.shortest import MAX_SHORTEST_OUTPUT
 
@@ -287,6 +294,32 @@ def test_too_many_optional_properties_are_refused() -> None:
         compile_json_schema(nested)
     required = optional(400) | {"required": [f"p{i}" for i in range(400)]}
     assert compile_json_schema(required)
+
+
+def _tagged(count: int) -> list[dict]:
+    return [
+        {"type": "object", "properties": {"kind": {"const": i}}, "required": ["kind"]}
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf"])
+def test_union_over_the_branch_limit_is_a_located_refusal(keyword: str) -> None:
+    def schema(count: int) -> dict:
+        return {"type": "object", "properties": {"x": {keyword: _tagged(count)}}}
+
+    assert compile_json_schema(schema(MAX_BRANCHES))
+    with pytest.raises(ConstraintError) as caught:
+        compile_json_schema(schema(MAX_BRANCHES + 1))
+    assert caught.value.message == (
+        f"{keyword} at /properties/x: it would need more than {MAX_BRANCHES} branches"
+    )
+
+
+def test_typescript_union_over_the_branch_limit_is_a_refusal() -> None:
+    members = " | ".join(f"{{ kind: {i}; v{i}: string }}" for i in range(MAX_BRANCHES + 1))
+    with pytest.raises(ConstraintError, match=f"more than {MAX_BRANCHES} branches"):
+        compile_typescript(f"export type U = {members}", "U")
 
 
 # ---------------------------------------------------------------------------
