@@ -23,6 +23,7 @@ MAX_PROPERTIES = 5_000
 
 
 def load(schema: str | dict | bool) -> Any:
+    """The document, from JSON text or data, refused if larger than ``MAX_SCHEMA_BYTES``."""
     if isinstance(schema, str):
         if len(schema.encode()) > MAX_SCHEMA_BYTES:
             raise ConstraintError(_too_large(len(schema.encode())))
