@@ -29,6 +29,9 @@ Syntax whose meaning differs between ECMA-262 and Python (named groups
 lookaround, backreferences, ``\b``, Unicode property escapes, anchors away
 from the ends) is refused with its position.
 
+The tree is that of ``regex_emit``, which writes it for xgrammar's
+``pattern`` reader and is shared with the Python-regex translator.
+
 ``minLength``/``maxLength`` next to a pattern or format are ignored by
 xgrammar, so :func:`restrict_length` rewrites the regex itself: where one
 part of the pattern varies in length it gets exact bounds; where several
@@ -46,44 +49,47 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from grammar_compiler.code_points import Ranges, complement, normalize
+from grammar_compiler.code_points import (
+    SURROGATES,
+    Ranges,
+    complement,
+    intersect,
+    minus,
+    normalize,
+    python_class_escapes,
+)
+from grammar_compiler.regex_emit import (
+    PATTERN_SYNTAX,
+    Alt,
+    Chars,
+    Node,
+    Repeat,
+    Seq,
+    emit,
+    length_bounds,
+    longest_part,
+)
+
+__all__ = [
+    "FORMATS",
+    "Alt",
+    "Chars",
+    "Node",
+    "PatternError",
+    "Repeat",
+    "Seq",
+    "any_string",
+    "format_node",
+    "length_bounds",
+    "longest_part",
+    "parse_pattern",
+    "restrict_length",
+    "to_xgrammar",
+]
 
 MAX_PATTERN_LENGTH = 10_000
 MAX_REPEAT = 1_000
 """Largest repetition count; xgrammar unrolls counted repeats into its automaton."""
-SPLIT_OPEN_REPEAT_ABOVE = 16
-"""``x{m,}`` with a larger ``m`` is written ``x{m}x*`` (see ``to_xgrammar``)."""
-
-
-# ---------------------------------------------------------------------------
-# The regex tree
-
-
-@dataclass(frozen=True)
-class Chars:
-    """One character from a set of code point ranges."""
-
-    ranges: Ranges
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Alt:
-    options: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Repeat:
-    item: Node
-    low: int
-    high: int | None  # None: unbounded
-
-
-Node = Chars | Seq | Alt | Repeat
 
 
 class PatternError(ValueError):
@@ -98,35 +104,20 @@ class PatternError(ValueError):
 # ---------------------------------------------------------------------------
 # Character sets: sorted tuples of disjoint inclusive code point ranges
 
-_SURROGATES = (0xD800, 0xDFFF)
 _JSON_UNSAFE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
-
-
-def _intersect(a: Ranges, b: Ranges) -> Ranges:
-    return complement(normalize(complement(a) + complement(b)))
-
-
-def _minus(a: Ranges, b: Ranges) -> Ranges:
-    return _intersect(a, complement(b))
-
-
-_EVERYTHING = _minus(((0, sys.maxunicode),), (_SURROGATES,))
-_GENERATABLE = _minus(_EVERYTHING, _JSON_UNSAFE)
+_EVERYTHING = minus(((0, sys.maxunicode),), SURROGATES)
+_GENERATABLE = minus(_EVERYTHING, _JSON_UNSAFE)
 """What a generated string may hold: no surrogates, nothing JSON must escape."""
-_BMP = _intersect(_GENERATABLE, ((0, 0xFFFF),))
+_BMP = intersect(_GENERATABLE, ((0, 0xFFFF),))
 
 
 def _of(text: str) -> Ranges:
     return normalize((ord(c), ord(c)) for c in text)
 
 
-@functools.cache
 def _python_class(escape: str) -> Ranges:
     """Python's Unicode ``\\d``, ``\\w`` or ``\\s``: what jsonschema's ``re.search`` matches."""
-    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
-    return tuple(
-        (found.start(), found.end() - 1) for found in re.finditer(escape + "+", every_character)
-    )
+    return python_class_escapes(ascii_only=False)[escape]
 
 
 _ECMA_SPACE = normalize(
@@ -150,7 +141,7 @@ def _class_escape(letter: str) -> tuple[Ranges, Ranges]:
         narrow, wide = _ASCII_WORD, _python_class(r"\w")
     else:
         python = _python_class(r"\s")
-        narrow, wide = _intersect(_ECMA_SPACE, python), normalize(_ECMA_SPACE + python)
+        narrow, wide = intersect(_ECMA_SPACE, python), normalize(_ECMA_SPACE + python)
     if letter.isupper():
         narrow, wide = complement(wide), complement(narrow)
     return narrow, wide
@@ -168,7 +159,7 @@ class _ClassItem:
 
 
 _SHORT_ESCAPES = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D}
-_DOT = _minus(_BMP, _of("\n\r\u2028\u2029"))
+_DOT = minus(_BMP, _of("\n\r\u2028\u2029"))
 _QUANTIFIER = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 _LETTER_ESCAPES = {
@@ -273,7 +264,7 @@ class _Parser:
         return Chars(self._literal(code, self.pos - 1)), code > 0xFFFF
 
     def _literal(self, code: int, start: int) -> Ranges:
-        ranges = _intersect(((code, code),), _GENERATABLE)
+        ranges = intersect(((code, code),), _GENERATABLE)
         if not ranges:
             raise self.error(
                 f"the pattern requires the character {chr(code)!r}, which JSON must escape; "
@@ -367,7 +358,7 @@ class _Parser:
         return Chars(self._literal(code, start))
 
     def _generatable(self, ranges: Ranges, start: int) -> Ranges:
-        usable = _intersect(ranges, _BMP)
+        usable = intersect(ranges, _BMP)
         if not usable:
             raise self.error("this set holds no character that can be generated", start)
         return usable
@@ -406,7 +397,7 @@ class _Parser:
             raise self.error(f"'\\{letter}' needs {width} hex digits", start)
         self.pos += width
         code = int(digits, 16)
-        if _SURROGATES[0] <= code <= _SURROGATES[1]:
+        if intersect(((code, code),), SURROGATES):
             raise self.error("surrogate escapes are not supported; write the character", start)
         return code
 
@@ -446,7 +437,7 @@ class _Parser:
         if last.single < first.single:
             raise self.error("character class range out of order", first_at)
         span = ((first.single, last.single),)
-        return _ClassItem(_intersect(span, _BMP), span, None)
+        return _ClassItem(intersect(span, _BMP), span, None)
 
     def _class_atom(self) -> _ClassItem:
         start = self.pos
@@ -465,7 +456,7 @@ class _Parser:
             self.pos += 1
             code = ord(char)
         single = ((code, code),)
-        return _ClassItem(_intersect(single, _BMP), single, code)
+        return _ClassItem(intersect(single, _BMP), single, code)
 
 
 def _sequence_node(items: list[Node]) -> Node:
@@ -588,39 +579,6 @@ def format_node(name: str) -> Node:
 
 # ---------------------------------------------------------------------------
 # Lengths
-
-
-@functools.cache
-def length_bounds(node: Node) -> tuple[int, int | None]:
-    """Shortest and longest string (None: unbounded), in code points as JSON Schema counts."""
-    if isinstance(node, Chars):
-        return 1, 1
-    if isinstance(node, Seq):
-        bounds = [length_bounds(item) for item in node.items]
-        low = sum(b[0] for b in bounds)
-        highs = [b[1] for b in bounds]
-        return low, None if None in highs else sum(h for h in highs if h is not None)
-    if isinstance(node, Alt):
-        bounds = [length_bounds(option) for option in node.options]
-        highs = [b[1] for b in bounds]
-        return min(b[0] for b in bounds), None if None in highs else max(
-            h for h in highs if h is not None
-        )
-    low, high = length_bounds(node.item)
-    if node.high is None:
-        return low * node.low, None if high != 0 else 0
-    return low * node.low, None if high is None else high * node.high
-
-
-def longest_part(node: Node) -> int:
-    """The largest shortest length of any part of ``node`` (``shortest``): in ``a|(x{999}){99}``
-    the whole can be one character, but the second alternative forces 98,901."""
-    if isinstance(node, (Seq, Alt)):
-        parts = node.items if isinstance(node, Seq) else node.options
-        return max([length_bounds(node)[0], *map(longest_part, parts)])
-    if isinstance(node, Repeat):
-        return max(length_bounds(node)[0], longest_part(node.item))
-    return length_bounds(node)[0]
 
 
 def any_string(min_length: int, max_length: int | None) -> Node:
@@ -753,10 +711,7 @@ def _share(node: Seq, limit: int, restrict) -> Node | None:
 
 
 # ---------------------------------------------------------------------------
-# Emitting xgrammar's regex dialect
-
-_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
-_CLASS_METACHARACTERS = frozenset("\\[]^-")
+# Emitting
 
 
 def to_xgrammar(node: Node) -> str:
@@ -764,72 +719,4 @@ def to_xgrammar(node: Node) -> str:
 
     Every set excludes what JSON escapes, so the raw text is the string itself.
     """
-    if isinstance(node, Chars):
-        return _emit_set(node.ranges)
-    if isinstance(node, Seq):
-        return "".join(map(to_xgrammar, node.items))
-    if isinstance(node, Alt):
-        return "(?:" + "|".join(map(to_xgrammar, node.options)) + ")"
-    body = to_xgrammar(node.item)
-    if not _is_atom(node.item):
-        body = f"(?:{body})"
-    if node.high is None and node.low > SPLIT_OPEN_REPEAT_ABOVE:
-        # As in ``regex``: xgrammar forces x{m,} in time quadratic in m, x{m}x* in linear.
-        return f"{body}{{{node.low}}}{body}*" if length_bounds(node.item)[0] else body + "*"
-    return body + _quantifier_text(node.low, node.high)
-
-
-def _is_atom(node: Node) -> bool:
-    """Whether the emitted text already repeats as a whole under a quantifier."""
-    if isinstance(node, Seq):
-        return len(node.items) == 1 and _is_atom(node.items[0])
-    return isinstance(node, (Chars, Alt))  # one character, class or escape; a group
-
-
-def _quantifier_text(low: int, high: int | None) -> str:
-    """Never ``?``: in patterns xgrammar 0.2.8 reads ``(?:a+b)?`` as accepting ``a``."""
-    if high is None:
-        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
-    if low == high:
-        return "" if low == 1 else f"{{{low}}}"
-    return f"{{{low},{high}}}"
-
-
-def _emit_set(ranges: Ranges) -> str:
-    """One character or a positive class.
-
-    A class holding characters both below and beyond U+10000 becomes two
-    alternatives: xgrammar 0.2.8 computes wrong token masks for counted
-    repetitions of such a class (a token ending the string too early is let
-    through, then refused).
-    """
-    below = _intersect(ranges, ((0, 0xFFFF),))
-    beyond = _intersect(ranges, ((0x10000, sys.maxunicode),))
-    if below and beyond:
-        return f"(?:{_emit_class(below)}|{_emit_class(beyond)})"
-    return _emit_class(ranges)
-
-
-def _emit_class(ranges: Ranges) -> str:
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return _escape(ranges[0][0], _METACHARACTERS)
-    (low, high), rest = ranges[0], ranges[1:]
-    if low == ord("^"):  # xgrammar 0.2.8 reads [\^a] as [^a]: keep '^' out of first place
-        first = ((low + 1, high),) if high > low else ()
-        ranges = (*first, *rest, (low, low))
-    parts = []
-    for low, high in ranges:
-        text = _escape(low, _CLASS_METACHARACTERS)
-        if high > low:
-            text += ("-" if high > low + 1 else "") + _escape(high, _CLASS_METACHARACTERS)
-        parts.append(text)
-    return "[" + "".join(parts) + "]"
-
-
-def _escape(code: int, metacharacters: frozenset[str]) -> str:
-    character = chr(code)
-    if character in metacharacters:
-        return "\\" + character
-    if code > 0xFFFF or character.isprintable():
-        return character  # xgrammar's pattern regexes do not read \U escapes
-    return f"\\u{code:04X}"
+    return emit(node, PATTERN_SYNTAX)

@@ -3,8 +3,9 @@ r"""Regex constraints: Python regexes in, one canonical xgrammar regex out.
 Users write Python (``re``) regexes; xgrammar reads a JavaScript-like dialect
 that differs in ways that silently change what a pattern means. So nothing is
 passed through textually: Python's own parser (``re._parser``) decides the
-syntax and the meaning, and the regex for xgrammar is regenerated from its
-parse tree using only constructs xgrammar was probed to treat like Python.
+syntax and the meaning, its parse tree is rebuilt as the tree of
+``regex_emit`` (shared with ``ecma_regex``), and that module writes the regex
+for xgrammar using only constructs xgrammar was probed to treat like Python.
 Whatever cannot be expressed that way is rejected with a ``ConstraintError``
 naming the feature and its position; nothing is approximated.
 
@@ -36,13 +37,14 @@ Translation rules (Python pattern -> xgrammar regex):
   So Python-only spellings (``\N{...}``, octal ``\101``, ``\x41``, verbose-mode
   whitespace and comments, ``(?#...)``) reach xgrammar as the characters meant.
 * Groups of every kind (capturing, ``(?P<name>...)``, ``(?:...)``, scoped
-  flags ``(?s:...)``) become ``(?:...)``: xgrammar rejects ``(?P<`` and flags,
-  and captures mean nothing to a constraint.
+  flags ``(?s:...)``) become ``(?:...)`` where the structure needs a group
+  (alternatives, a repeated part): xgrammar rejects ``(?P<`` and flags, and
+  captures mean nothing to a constraint.
 * Lazy quantifiers become greedy (the set of full matches is the same);
   ``{,n}`` becomes ``{0,n}`` (xgrammar rejects the former), and a literal
   ``{`` is escaped (xgrammar reads any ``{`` as a quantifier). ``x{m,}``
   with ``m`` above 16 becomes ``x{m}x*`` (``x*`` if ``x`` can be empty):
-  xgrammar forces the former in time quadratic in ``m``.
+  xgrammar forces the former in time quadratic in ``m`` (``regex_emit``).
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
 
 Rejected: lookahead/lookbehind (negative too), backreferences, conditionals,
@@ -63,9 +65,7 @@ of served outputs is ``matches_within``: the same full match, bounded in time.
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -76,8 +76,16 @@ import regex as partial_regex
 import xgrammar
 
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
-from grammar_compiler.code_points import Ranges, complement, normalize
+from grammar_compiler.code_points import (
+    SURROGATES,
+    Ranges,
+    complement,
+    minus,
+    normalize,
+    python_class_escapes,
+)
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.regex_emit import REGEX_SYNTAX, Alt, Chars, Node, Repeat, Seq, emit
 from grammar_compiler.shortest import capped, over_limit, times, too_long
 
 try:
@@ -91,8 +99,6 @@ MAX_PATTERN_LENGTH = 10_000
 MAX_PATTERNS = 64
 MAX_REPEAT = 10_000
 """Largest repetition count accepted; xgrammar overflows on Python's largest."""
-SPLIT_OPEN_REPEAT_ABOVE = 16
-"""``x{m,}`` with a larger ``m`` is written ``x{m}x*`` (the same texts; see ``_emit_repeat``)."""
 
 
 class _Feature(Enum):
@@ -263,7 +269,7 @@ def _translate(text: str, index: int | None) -> str:
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         _shortest(tree)
-        return _emit_tree(tree)
+        return emit(_tree_node(tree), REGEX_SYNTAX)
     except re.error as err:
         raise ConstraintError(
             f"invalid regex: {err.msg}", position=err.pos, pattern_index=index
@@ -299,7 +305,7 @@ class _Context:
 def _shortest(items: Sequence[tuple]) -> float:
     """Length of the shortest text ``items`` match; refuses any part over the limit.
 
-    Checked before anything is emitted, so no part can ask xgrammar to force
+    Checked before the tree is built, so no part can ask xgrammar to force
     a huge text (``shortest``); a count over ``MAX_REPEAT`` is reported as such.
     """
     total: float = 0
@@ -323,11 +329,12 @@ def _shortest(items: Sequence[tuple]) -> float:
     return total
 
 
-def _emit_tree(tree: _parser.SubPattern) -> str:
+def _tree_node(tree: _parser.SubPattern) -> Node:
+    """Python's parse tree as the tree ``regex_emit`` writes, with Python's meaning."""
     flags = tree.state.flags
     _check_flags(flags)
     context = _Context(dotall=bool(flags & re.DOTALL), ascii=bool(flags & re.ASCII))
-    return _emit_sequence(tree, context)
+    return _sequence_node(tree, context)
 
 
 def _check_flags(flags: int) -> None:
@@ -343,8 +350,8 @@ _REJECTED_FLAGS = {
 }
 
 
-def _emit_sequence(items: Sequence[tuple], context: _Context) -> str:
-    """Concatenate the nodes, telling each whether it sits where the match starts/ends.
+def _sequence_node(items: Sequence[tuple], context: _Context) -> Node:
+    """The nodes in a row, each told whether it sits where the match starts/ends.
 
     Only zero-width anchors may come before a node that is at the start (or
     after one at the end): anything else may consume text.
@@ -352,8 +359,8 @@ def _emit_sequence(items: Sequence[tuple], context: _Context) -> str:
     consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
     first = consuming[0] if consuming else len(items)
     last = consuming[-1] if consuming else -1
-    return "".join(
-        _emit_node(
+    nodes = [
+        _node(
             op,
             av,
             replace(
@@ -363,21 +370,27 @@ def _emit_sequence(items: Sequence[tuple], context: _Context) -> str:
             ),
         )
         for i, (op, av) in enumerate(items)
-    )
+    ]
+    kept = [node for node in nodes if node != _NOTHING]
+    return kept[0] if len(kept) == 1 else Seq(tuple(kept))
 
 
-def _emit_node(op: object, av: object, context: _Context) -> str:
+_NOTHING = Seq(())
+"""What an anchor becomes where it is implied: no text."""
+
+
+def _node(op: object, av: object, context: _Context) -> Node:
     if op in _SINGLE_CHARACTER_OPS:
-        return _emit_set(_character_set(op, av, context))
+        return _chars(_character_set(op, av, context))
     if op is _parser.BRANCH:
-        return "(?:" + "|".join(_emit_sequence(branch, context) for branch in av[1]) + ")"
+        return Alt(tuple(_sequence_node(branch, context) for branch in av[1]))
     if op is _parser.SUBPATTERN:
         _group, add_flags, del_flags, items = av
-        return _emit_sequence(items, _group_context(context, add_flags, del_flags))
+        return _sequence_node(items, _group_context(context, add_flags, del_flags))
     if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
-        return _emit_repeat(*av, context)
+        return _repeat_node(*av, context)
     if op is _parser.AT:
-        return _emit_anchor(av, context)
+        return _anchor(av, context)
     raise _Rejection(_unsupported_feature(op, av))
 
 
@@ -418,45 +431,27 @@ def _group_context(context: _Context, add_flags: int, del_flags: int) -> _Contex
     return replace(context, dotall=dotall, ascii=ascii_only)
 
 
-def _emit_repeat(low: int, high: int, item: Sequence[tuple], context: _Context) -> str:
-    for bound in (low, high):
-        if bound != _parser.MAXREPEAT and bound > MAX_REPEAT:
-            raise _Rejection(_Feature.LARGE_REPEAT)
+def _repeat_node(low: int, high: int, item: Sequence[tuple], context: _Context) -> Node:
+    """Lazy or greedy, the same full matches; counts were checked by ``_shortest``."""
     if high > 1:  # later iterations neither start nor end the text
         context = replace(context, at_start=False, at_end=False)
-    body = _emit_sequence(item, context)
-    if not (len(item) == 1 and item[0][0] in _SINGLE_CHARACTER_OPS):
-        body = f"(?:{body})"
-    if high == _parser.MAXREPEAT and low > SPLIT_OPEN_REPEAT_ABOVE:
-        # xgrammar's jump-forward costs time and memory quadratic in m for a
-        # forced x{m,} (x{10000,}: 11 s, 3 GB) but linear for x{m}x*. The
-        # body is written twice, which cannot compound: the shortest-output
-        # limit allows at most three nested counts above 16.
-        return f"{body}{{{low}}}{body}*" if _shortest(item) else body + "*"
-    return body + _quantifier(low, high)
-
-
-def _quantifier(low: int, high: int) -> str:
-    if high == _parser.MAXREPEAT:
-        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
-    if low == high:
-        return "" if low == 1 else f"{{{low}}}"
-    return "?" if (low, high) == (0, 1) else f"{{{low},{high}}}"
+    body = _sequence_node(item, context)
+    return Repeat(body, low, None if high == _parser.MAXREPEAT else high)
 
 
 _START_ANCHORS = frozenset({_parser.AT_BEGINNING, _parser.AT_BEGINNING_STRING})
 _END_ANCHORS = frozenset({_parser.AT_END, _parser.AT_END_STRING})
 
 
-def _emit_anchor(code: object, context: _Context) -> str:
+def _anchor(code: object, context: _Context) -> Node:
     """Nothing where the anchor is implied; otherwise it cannot be honoured."""
     if code in _START_ANCHORS:
         if context.at_start:
-            return ""
+            return _NOTHING
         raise _Rejection(_Feature.START_ANCHOR)
     if code in _END_ANCHORS:
         if context.at_end:
-            return ""
+            return _NOTHING
         raise _Rejection(_Feature.END_ANCHOR)
     if code is _parser.AT_BOUNDARY:
         raise _Rejection(_Feature.WORD_BOUNDARY)
@@ -468,15 +463,19 @@ def _emit_anchor(code: object, context: _Context) -> str:
 # ---------------------------------------------------------------------------
 # Character sets, as sorted tuples of disjoint inclusive (low, high) code point ranges
 
-_Ranges = Ranges
-
 _SINGLE_CHARACTER_OPS = frozenset({_parser.LITERAL, _parser.NOT_LITERAL, _parser.ANY, _parser.IN})
-_NEWLINE: _Ranges = ((ord("\n"), ord("\n")),)
-_SURROGATE_LOW, _SURROGATE_HIGH = 0xD800, 0xDFFF
-_CARET = ord("^")
+_NEWLINE: Ranges = ((ord("\n"), ord("\n")),)
 
 
-def _character_set(op: object, av: object, context: _Context) -> _Ranges:
+def _chars(ranges: Ranges) -> Chars:
+    """The set without surrogates, which cannot occur in UTF-8 text; refused if that is empty."""
+    kept = minus(ranges, SURROGATES)
+    if not kept:
+        raise _Rejection(_Feature.EMPTY_SET)
+    return Chars(kept)
+
+
+def _character_set(op: object, av: object, context: _Context) -> Ranges:
     if op is _parser.LITERAL:
         return ((av, av),)
     if op is _parser.NOT_LITERAL:
@@ -486,7 +485,7 @@ def _character_set(op: object, av: object, context: _Context) -> _Ranges:
     return _class_set(av, context.ascii)
 
 
-def _class_set(items: Iterable[tuple], ascii_only: bool) -> _Ranges:
+def _class_set(items: Iterable[tuple], ascii_only: bool) -> Ranges:
     negate = False
     ranges: list[tuple[int, int]] = []
     for op, av in items:
@@ -497,7 +496,7 @@ def _class_set(items: Iterable[tuple], ascii_only: bool) -> _Ranges:
         elif op is _parser.RANGE:
             ranges.append(av)
         elif op is _parser.CATEGORY:
-            ranges.extend(_category_sets(ascii_only)[av])
+            ranges.extend(python_class_escapes(ascii_only)[_CATEGORY_ESCAPES[av]])
         else:
             raise ConstraintError(f"unsupported item {op!r} in a regex character class")
     merged = normalize(ranges)
@@ -512,75 +511,6 @@ _CATEGORY_ESCAPES = {
     _parser.CATEGORY_SPACE: r"\s",
     _parser.CATEGORY_NOT_SPACE: r"\S",
 }
-
-
-@functools.cache
-def _category_sets(ascii_only: bool) -> dict[object, _Ranges]:
-    """Python's own \\d, \\w, \\s and negations, found by running ``re`` over every code point.
-
-    Asking ``re`` rather than ``str.isdecimal`` and friends keeps them equal to
-    what ``matches`` accepts for this interpreter's Unicode version (computed
-    once, about a quarter of a second).
-    """
-    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
-    flags = re.ASCII if ascii_only else 0
-    return {
-        category: tuple(
-            (found.start(), found.end() - 1)
-            for found in re.finditer(escape + "+", every_character, flags)
-        )
-        for category, escape in _CATEGORY_ESCAPES.items()
-    }
-
-
-def _emit_set(ranges: _Ranges) -> str:
-    """A single character, or a positive class: xgrammar sees no negation to interpret."""
-    ranges = _without_surrogates(ranges)
-    if not ranges:
-        raise _Rejection(_Feature.EMPTY_SET)
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return _escape(ranges[0][0], _METACHARACTERS)
-    return "[" + "".join(_emit_range(low, high) for low, high in _caret_last(ranges)) + "]"
-
-
-def _caret_last(ranges: _Ranges) -> _Ranges:
-    """Keep '^' out of first place: xgrammar 0.2.8 reads ``[\\^a]`` as ``[^a]``."""
-    (low, high), rest = ranges[0], ranges[1:]
-    if low != _CARET:
-        return ranges
-    after_caret = ((_CARET + 1, high),) if high > _CARET else ()
-    return (*after_caret, *rest, (_CARET, _CARET))
-
-
-def _without_surrogates(ranges: _Ranges) -> _Ranges:
-    kept = []
-    for low, high in ranges:
-        if low < _SURROGATE_LOW:
-            kept.append((low, min(high, _SURROGATE_LOW - 1)))
-        if high > _SURROGATE_HIGH:
-            kept.append((max(low, _SURROGATE_HIGH + 1), high))
-    return tuple(kept)
-
-
-def _emit_range(low: int, high: int) -> str:
-    first = _escape(low, _CLASS_METACHARACTERS)
-    if low == high:
-        return first
-    last = _escape(high, _CLASS_METACHARACTERS)
-    return first + last if high == low + 1 else f"{first}-{last}"
-
-
-_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
-_CLASS_METACHARACTERS = frozenset("\\[]^-")
-
-
-def _escape(code: int, metacharacters: frozenset[str]) -> str:
-    character = chr(code)
-    if character in metacharacters:
-        return "\\" + character
-    if character.isprintable():
-        return character
-    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
 
 
 # ---------------------------------------------------------------------------
@@ -627,7 +557,7 @@ def _misplaced_anchor(text: str, feature: _Feature) -> _Mark | None:
             continue
         variant = _replace_marks(text, [m for m in anchors if m is not candidate], "(?:)")
         try:
-            _emit_tree(_parser.parse(variant, PATTERN_FLAGS))
+            _tree_node(_parser.parse(variant, PATTERN_FLAGS))
         except _Rejection as rejection:
             if rejection.feature is feature:
                 return candidate

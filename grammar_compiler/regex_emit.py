@@ -1,0 +1,211 @@
+r"""The regex tree both regex translators build, and how it is written for xgrammar.
+
+``regex`` (Python regexes: the regex endpoint, Lark terminals) and
+``ecma_regex`` (JSON Schema ``pattern`` and ``format``) each read their own
+dialect and decide what it means, then build the same small tree: sets of
+code points (``Chars``), sequences, alternatives and counted repeats.
+Writing that tree for xgrammar is one job, done here for both:
+
+* A set is one character or a positive class of ranges, so xgrammar never
+  interprets a negation, a shorthand (``\d``, ``.``) or a flag its own way.
+  ``^`` is never first in a class, even escaped: xgrammar 0.2.8 reads
+  ``[\^a]`` as ``[^a]``.
+* A character is written literally when printable, a metacharacter after
+  ``\`` (only those xgrammar knows: it warns about others, such as ``\#``),
+  anything else as ``\uXXXX``.
+* Alternatives, and repeated parts longer than one character, are grouped
+  with ``(?:...)``. ``x{m,}`` with ``m`` above ``SPLIT_OPEN_REPEAT_ABOVE``
+  is written ``x{m}x*`` (``x*`` if ``x`` can be empty), the same texts:
+  xgrammar forces the former in time and memory quadratic in ``m``
+  (``x{10000,}``: 11 s, 3 GB), the latter in linear. The body is written
+  twice, which cannot compound: the shortest-output limit allows at most
+  three nested counts above 16.
+
+xgrammar reads regexes in two places that differ (probed on 0.2.8), so the
+text is written for one of them (``Syntax``): ``Grammar.from_regex``, behind
+the regex endpoint and Lark terminals (``REGEX_SYNTAX``), and the reader of
+a JSON Schema ``pattern`` (``PATTERN_SYNTAX``), which does not know ``\U``
+escapes, reads ``(?:a+b)?`` as also matching ``a``, and computes wrong token
+masks for counted repetitions of a class holding characters both below and
+beyond U+10000 (a token ending the string too early is let through, then
+refused).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+
+from grammar_compiler.code_points import Ranges, intersect
+
+SPLIT_OPEN_REPEAT_ABOVE = 16
+"""``x{m,}`` with a larger ``m`` is written ``x{m}x*``."""
+
+
+# ---------------------------------------------------------------------------
+# The tree
+
+
+@dataclass(frozen=True)
+class Chars:
+    """One character from a set of code point ranges (normalized, not empty)."""
+
+    ranges: Ranges
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    item: Node
+    low: int
+    high: int | None  # None: unbounded
+
+
+Node = Chars | Seq | Alt | Repeat
+
+
+@functools.lru_cache(maxsize=65_536)
+def length_bounds(node: Node) -> tuple[int, int | None]:
+    """Shortest and longest text (None: unbounded), in code points.
+
+    Cached because restricting lengths asks again at every level of a tree;
+    bounded because the trees come from users' patterns.
+    """
+    if isinstance(node, Chars):
+        return 1, 1
+    if isinstance(node, Seq):
+        bounds = [length_bounds(item) for item in node.items]
+        low = sum(b[0] for b in bounds)
+        highs = [b[1] for b in bounds]
+        return low, None if None in highs else sum(h for h in highs if h is not None)
+    if isinstance(node, Alt):
+        bounds = [length_bounds(option) for option in node.options]
+        highs = [b[1] for b in bounds]
+        return min(b[0] for b in bounds), None if None in highs else max(
+            h for h in highs if h is not None
+        )
+    low, high = length_bounds(node.item)
+    if node.high is None:
+        return low * node.low, None if high != 0 else 0
+    return low * node.low, None if high is None else high * node.high
+
+
+def longest_part(node: Node) -> int:
+    """The largest shortest length of any part of ``node`` (``shortest``): in ``a|(x{999}){99}``
+    the whole can be one character, but the second alternative forces 98,901."""
+    if isinstance(node, (Seq, Alt)):
+        parts = node.items if isinstance(node, Seq) else node.options
+        return max([length_bounds(node)[0], *map(longest_part, parts)])
+    if isinstance(node, Repeat):
+        return max(length_bounds(node)[0], longest_part(node.item))
+    return length_bounds(node)[0]
+
+
+# ---------------------------------------------------------------------------
+# Writing it
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """What one of xgrammar's regex readers gets right, as probed on 0.2.8."""
+
+    escapes_beyond_bmp: bool
+    """It reads ``\\UXXXXXXXX``; otherwise characters beyond U+FFFF are written raw."""
+    optional_mark: bool
+    """It reads ``x?`` right; otherwise ``x{0,1}`` is written."""
+    mixed_plane_classes: bool
+    """It masks repeats of a class spanning U+FFFF and U+10000 right; otherwise the
+    class is written as two alternatives."""
+
+
+REGEX_SYNTAX = Syntax(escapes_beyond_bmp=True, optional_mark=True, mixed_plane_classes=True)
+PATTERN_SYNTAX = Syntax(escapes_beyond_bmp=False, optional_mark=False, mixed_plane_classes=False)
+
+_BMP: Ranges = ((0, 0xFFFF),)
+_BEYOND_BMP: Ranges = ((0x10000, sys.maxunicode),)
+_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
+_CLASS_METACHARACTERS = frozenset("\\[]^-")
+_CARET = ord("^")
+
+
+def emit(node: Node, syntax: Syntax) -> str:
+    """The regex, for ``syntax``'s reader, that matches exactly the texts ``node`` matches."""
+    if isinstance(node, Chars):
+        return _set(node.ranges, syntax)
+    if isinstance(node, Seq):
+        return "".join(emit(item, syntax) for item in node.items)
+    if isinstance(node, Alt):
+        return "(?:" + "|".join(emit(option, syntax) for option in node.options) + ")"
+    body = emit(node.item, syntax)
+    if not _is_atom(node.item):
+        body = f"(?:{body})"
+    if node.high is None and node.low > SPLIT_OPEN_REPEAT_ABOVE:
+        return f"{body}{{{node.low}}}{body}*" if length_bounds(node.item)[0] else body + "*"
+    return body + _quantifier(node.low, node.high, syntax)
+
+
+def _is_atom(node: Node) -> bool:
+    """Whether the emitted text already repeats as a whole under a quantifier."""
+    if isinstance(node, Seq):
+        return len(node.items) == 1 and _is_atom(node.items[0])
+    return isinstance(node, (Chars, Alt))  # one character, class or escape; a group
+
+
+def _quantifier(low: int, high: int | None, syntax: Syntax) -> str:
+    if high is None:
+        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+    if low == high:
+        return "" if low == 1 else f"{{{low}}}"
+    if (low, high) == (0, 1) and syntax.optional_mark:
+        return "?"
+    return f"{{{low},{high}}}"
+
+
+def _set(ranges: Ranges, syntax: Syntax) -> str:
+    if not syntax.mixed_plane_classes:
+        below, beyond = intersect(ranges, _BMP), intersect(ranges, _BEYOND_BMP)
+        if below and beyond:
+            return f"(?:{_class(below, syntax)}|{_class(beyond, syntax)})"
+    return _class(ranges, syntax)
+
+
+def _class(ranges: Ranges, syntax: Syntax) -> str:
+    """A single character, or a positive class."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _character(ranges[0][0], _METACHARACTERS, syntax)
+    return "[" + "".join(_range(low, high, syntax) for low, high in _caret_last(ranges)) + "]"
+
+
+def _caret_last(ranges: Ranges) -> Ranges:
+    (low, high), rest = ranges[0], ranges[1:]
+    if low != _CARET:
+        return ranges
+    after_caret = ((_CARET + 1, high),) if high > _CARET else ()
+    return (*after_caret, *rest, (_CARET, _CARET))
+
+
+def _range(low: int, high: int, syntax: Syntax) -> str:
+    first = _character(low, _CLASS_METACHARACTERS, syntax)
+    if low == high:
+        return first
+    last = _character(high, _CLASS_METACHARACTERS, syntax)
+    return first + last if high == low + 1 else f"{first}-{last}"
+
+
+def _character(code: int, metacharacters: frozenset[str], syntax: Syntax) -> str:
+    character = chr(code)
+    if character in metacharacters:
+        return "\\" + character
+    if character.isprintable() or (code > 0xFFFF and not syntax.escapes_beyond_bmp):
+        return character
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
