@@ -1,0 +1,200 @@
+"""grammar_compiler.regex_emit, checked by the two xgrammar readers it writes for.
+
+Each written regex is compiled the way the service compiles it (a regex
+constraint with ``GrammarCompiler.compile_regex``; a JSON Schema ``pattern``
+through ``compile_json_schema``) and asked, through a real matcher, which
+texts it accepts: the text of the regex is not what matters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+import xgrammar as xgr
+from json_instances import Decoder, layout
+
+from grammar_compiler.code_points import complement, intersect, minus, python_class_escapes
+from grammar_compiler.regex_emit import (
+    PATTERN_SYNTAX,
+    REGEX_SYNTAX,
+    SPLIT_OPEN_REPEAT_ABOVE,
+    Alt,
+    Chars,
+    Repeat,
+    Seq,
+    Syntax,
+    emit,
+    length_bounds,
+    longest_part,
+)
+
+_REGEX_COMPILER = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
+
+# Beyond ASCII: printable and not (no-break space, soft hyphen, line separator,
+# BOM, U+FFFF, a tag character, the last code point), both planes.
+_NON_ASCII = [0xE9, 0xA0, 0xAD, 0x4E2D, 0x2028, 0x3000, 0xFEFF, 0xFFFF, 0x1F600, 0xE0001, 0x10FFFF]
+# What a pattern may generate: JSON escapes are not generated (ecma_regex).
+_JSON_UNSAFE = frozenset([*range(0x20), ord('"'), ord("\\")])
+
+
+def _accepts(regex: str, syntax: Syntax, text: str) -> bool:
+    """Whether xgrammar, reading ``regex`` as the service does for ``syntax``, matches ``text``."""
+    if syntax is REGEX_SYNTAX:
+        matcher = xgr.GrammarMatcher(
+            _REGEX_COMPILER.compile_regex(regex), terminate_without_stop_token=True
+        )
+        return matcher.accept_string(text) and matcher.is_terminated()
+    decoder = Decoder(json.dumps({"type": "string", "pattern": regex}))
+    return decoder.accepts(layout(text))
+
+
+def _writable(syntax: Syntax) -> list[int]:
+    every = [*range(0x7F), *_NON_ASCII]
+    if syntax is REGEX_SYNTAX:
+        return every
+    return [code for code in every if code not in _JSON_UNSAFE]
+
+
+def _cases() -> list[object]:
+    return [
+        pytest.param(syntax, code, id=f"{name}-U+{code:04X}")
+        for name, syntax in (("regex", REGEX_SYNTAX), ("pattern", PATTERN_SYNTAX))
+        for code in _writable(syntax)
+    ]
+
+
+def _other(*avoid: int) -> str:
+    """A character the regex under test must refuse."""
+    return next(c for c in "xyz" if ord(c) not in avoid)
+
+
+def _one(code: int) -> Chars:
+    return Chars(((code, code),))
+
+
+@pytest.mark.parametrize(("syntax", "code"), _cases())
+def test_every_character_written_alone_matches_exactly_itself(syntax: Syntax, code: int) -> None:
+    regex = emit(_one(code), syntax)
+    character = chr(code)
+    assert _accepts(regex, syntax, character), regex
+    assert not _accepts(regex, syntax, character * 2), regex
+    assert not _accepts(regex, syntax, _other(code)), regex
+
+
+@pytest.mark.parametrize(("syntax", "code"), _cases())
+def test_every_character_in_a_class_matches_exactly_itself(syntax: Syntax, code: int) -> None:
+    """First in the class (where xgrammar could read ``^`` as a negation), in the middle
+    (where ``-`` could make a range) and last."""
+    for partners in ((0xE9,), (ord("!"),), (ord("!"), 0xE9)):
+        if code in partners:
+            continue
+        members = sorted([code, *partners])
+        regex = emit(Chars(tuple((member, member) for member in members)), syntax)
+        for member in members:
+            assert _accepts(regex, syntax, chr(member)), (regex, member)
+        assert not _accepts(regex, syntax, _other(*members)), regex
+        assert not _accepts(regex, syntax, chr(code) * 2), regex
+
+
+@pytest.mark.parametrize(
+    ("syntax", "low"),
+    [
+        pytest.param(syntax, low, id=f"{name}-U+{low:04X}")
+        for name, syntax in (("regex", REGEX_SYNTAX), ("pattern", PATTERN_SYNTAX))
+        for low in range(0x21, 0x7D)
+        if all(code in _writable(syntax) for code in range(low - 1, low + 4))
+    ],
+)
+def test_ranges_bounded_by_every_ascii_character_match_exactly_their_span(
+    syntax: Syntax, low: int
+) -> None:
+    """Two- and three-character ranges: written ``ab`` and ``a-c``, metacharacters at either end."""
+    for high in (low + 1, low + 2):
+        regex = emit(Chars(((low, high),)), syntax)
+        for code in range(low - 1, high + 2):
+            assert _accepts(regex, syntax, chr(code)) == (low <= code <= high), (regex, code)
+
+
+@pytest.mark.parametrize("syntax", [REGEX_SYNTAX, PATTERN_SYNTAX], ids=["regex", "pattern"])
+def test_a_set_spanning_both_planes_matches_exactly_its_members(syntax: Syntax) -> None:
+    chars = Chars(((ord("a"), ord("c")), (0x1F600, 0x1F602)))
+    regex = emit(Repeat(chars, 2, 3), syntax)
+    for text in ("ab", "a😀", "😂😀c", "abc"):
+        assert _accepts(regex, syntax, text), (regex, text)
+    for text in ("a", "d😀", "abca", "😃😀"):
+        assert not _accepts(regex, syntax, text), (regex, text)
+
+
+def test_the_syntaxes_differ_only_where_their_readers_do() -> None:
+    optional = Repeat(Seq((Repeat(_one(ord("a")), 1, None), _one(ord("b")))), 0, 1)
+    assert emit(optional, REGEX_SYNTAX) == "(?:a+b)?"
+    assert emit(optional, PATTERN_SYNTAX) == "(?:a+b){0,1}"
+    assert emit(_one(0xE0001), REGEX_SYNTAX) == "\\U000E0001"
+    assert emit(_one(0xE0001), PATTERN_SYNTAX) == "\U000e0001"
+    both_planes = Chars(((ord("a"), ord("a")), (0x1F600, 0x1F600)))
+    assert emit(both_planes, REGEX_SYNTAX) == "[a😀]"
+    assert emit(both_planes, PATTERN_SYNTAX) == "(?:a|😀)"
+
+
+# ---------------------------------------------------------------------------
+# Open repeats above SPLIT_OPEN_REPEAT_ABOVE are written x{m}x*
+
+_A, _B = _one(ord("a")), _one(ord("b"))
+
+
+@pytest.mark.parametrize(
+    ("node", "written"),
+    [
+        (Repeat(_A, 20, None), "a{20}a*"),
+        (Repeat(Seq((_A, _B)), 17, None), "(?:ab){17}(?:ab)*"),
+        (Repeat(Alt((_A, _B)), 17, None), "(?:a|b){17}(?:a|b)*"),
+        (Repeat(Repeat(_A, 0, 2), 20, None), "(?:a{0,2})*"),
+        (Repeat(_A, SPLIT_OPEN_REPEAT_ABOVE, None), "a{16,}"),
+    ],
+)
+@pytest.mark.parametrize("syntax", [REGEX_SYNTAX, PATTERN_SYNTAX], ids=["regex", "pattern"])
+def test_open_repeats_are_split_into_the_same_texts(
+    node: Repeat, written: str, syntax: Syntax
+) -> None:
+    assert emit(node, syntax) == written
+    unit = "ab" if isinstance(node.item, Seq) else "a"
+    for count in (0, 15, 16, 17, 20, 40):
+        expected = count >= node.low or length_bounds(node.item)[0] == 0
+        assert _accepts(written, syntax, unit * count) == expected, count
+
+
+def test_lengths_of_a_tree() -> None:
+    word = Seq((_A, Repeat(_B, 0, 3)))
+    assert length_bounds(word) == (1, 4)
+    assert length_bounds(Repeat(word, 2, None)) == (2, None)
+    assert length_bounds(Repeat(Repeat(_A, 0, 0), 0, None)) == (0, 0)
+    assert length_bounds(Alt((word, Repeat(_A, 5, 6)))) == (1, 6)
+    forced = Alt((_A, Repeat(Repeat(_B, 999, 999), 99, 99)))
+    assert length_bounds(forced)[0] == 1
+    assert longest_part(forced) == 999 * 99
+
+
+# ---------------------------------------------------------------------------
+# The code point sets both translators build on
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_python_class_escapes_are_what_re_matches(ascii_only: bool) -> None:
+    flags = re.ASCII if ascii_only else 0
+    sample = [*range(0x300), 0x0660, 0x0969, 0x1680, 0x2000, 0x2028, 0x3000, 0xFEFF, 0x1D7CE]
+    for escape, ranges in python_class_escapes(ascii_only).items():
+        for code in sample:
+            inside = any(low <= code <= high for low, high in ranges)
+            assert inside == bool(re.fullmatch(escape, chr(code), flags)), (escape, hex(code))
+
+
+def test_set_arithmetic() -> None:
+    letters = ((ord("a"), ord("z")),)
+    vowels = ((ord("a"), ord("a")), (ord("e"), ord("e")))
+    assert intersect(letters, vowels) == vowels
+    assert minus(letters, vowels) == ((ord("b"), ord("d")), (ord("f"), ord("z")))
+    assert complement(complement(vowels)) == vowels
+    assert minus(((0, sys.maxunicode),), ((0, sys.maxunicode),)) == ()
