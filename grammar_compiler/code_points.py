@@ -17,6 +17,8 @@ Ranges = tuple[tuple[int, int], ...]
 
 SURROGATES: Ranges = ((0xD800, 0xDFFF),)
 """Code points that cannot occur in UTF-8 text, so never in an output."""
+SCALAR_VALUES: Ranges = ((0, 0xD7FF), (0xE000, sys.maxunicode))
+"""Every code point but the surrogates: what UTF-8 text, so an output, can hold."""
 
 
 def normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
@@ -44,8 +46,19 @@ def complement(ranges: Ranges) -> Ranges:
 
 
 def intersect(a: Ranges, b: Ranges) -> Ranges:
-    """The code points in both (normalized) sets."""
-    return complement(normalize(complement(a) + complement(b)))
+    """The code points in both (normalized) sets, normalized: a gap of one set lies
+    between any two of the pieces, so none touch."""
+    pieces = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if low <= high:
+            pieces.append((low, high))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(pieces)
 
 
 def minus(a: Ranges, b: Ranges) -> Ranges:

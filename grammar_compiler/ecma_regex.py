@@ -50,6 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grammar_compiler.code_points import (
+    SCALAR_VALUES,
     SURROGATES,
     Ranges,
     complement,
@@ -105,8 +106,7 @@ class PatternError(ValueError):
 # Character sets: sorted tuples of disjoint inclusive code point ranges
 
 _JSON_UNSAFE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
-_EVERYTHING = minus(((0, sys.maxunicode),), SURROGATES)
-_GENERATABLE = minus(_EVERYTHING, _JSON_UNSAFE)
+_GENERATABLE = minus(SCALAR_VALUES, _JSON_UNSAFE)
 """What a generated string may hold: no surrogates, nothing JSON must escape."""
 _BMP = intersect(_GENERATABLE, ((0, 0xFFFF),))
 

@@ -77,10 +77,10 @@ import xgrammar
 
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import (
-    SURROGATES,
+    SCALAR_VALUES,
     Ranges,
     complement,
-    minus,
+    intersect,
     normalize,
     python_class_escapes,
 )
@@ -469,7 +469,7 @@ _NEWLINE: Ranges = ((ord("\n"), ord("\n")),)
 
 def _chars(ranges: Ranges) -> Chars:
     """The set without surrogates, which cannot occur in UTF-8 text; refused if that is empty."""
-    kept = minus(ranges, SURROGATES)
+    kept = intersect(ranges, SCALAR_VALUES)
     if not kept:
         raise _Rejection(_Feature.EMPTY_SET)
     return Chars(kept)
