@@ -24,6 +24,7 @@ TYPES_IN_PROMPT = (
 class TypedCompletionRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # a string is never read as a number ("max_tokens": "20" is refused)
         json_schema_extra={
             "examples": [
                 {
@@ -106,7 +107,7 @@ class TypedCompletionResponse(BaseModel):
 
 FINISH_REASONS = {
     Verdict.MATCH: "stop",
-    Verdict.INCOMPLETE: "length",
+    Verdict.TOKEN_LIMIT: "length",
     Verdict.VERIFICATION_FAILED: "verification_failed",
 }
 

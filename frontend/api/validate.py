@@ -29,6 +29,7 @@ LANGUAGE_FIELDS = ("pattern", "grammar", "schema", "json_schema")
 class ValidateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # "strict": "yes" is refused, not read as true
         json_schema_extra={
             "examples": [
                 {"grammar": "<start> ::= <noun> <verb> | <verb> <noun>"},
