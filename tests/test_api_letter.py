@@ -27,6 +27,9 @@ from frontend.triton_client import _as_api_error
 from grammar_compiler.regex import regex_constraint
 
 TYPED = {"prompt": "x", "schema": "export type A = { a: string }", "type_name": "A"}
+REGEX, CFG = "/v1/completion/regex", "/v1/completion/cfg"
+INCLUDE_TYPES = "include_types_in_prompt"
+PATTERN, GRAMMAR = {"prompt": "x", "pattern": "a"}, {"prompt": "x", "grammar": 'root ::= "a"'}
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +45,13 @@ def client() -> TestClient:
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a", "max_new_tokens": "5"}, "max_new_tokens"),
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a", "stop_after_match": "yes"}, "stop_after_match"),
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a", "top_k": 5.0}, "top_k"),
-        ("/v1/completion/cfg", {"prompt": "x", "grammar": "root ::= \"a\"", "max_new_tokens": "5"}, "max_new_tokens"),
-        ("/v1/completion/cfg", {"prompt": "x", "grammar": "root ::= \"a\"", "temperature": "1"}, "temperature"),
+        (REGEX, {**PATTERN, "max_new_tokens": "5"}, "max_new_tokens"),
+        (REGEX, {**PATTERN, "stop_after_match": "yes"}, "stop_after_match"),
+        (REGEX, {**PATTERN, "top_k": 5.0}, "top_k"),
+        (CFG, {**GRAMMAR, "max_new_tokens": "5"}, "max_new_tokens"),
+        (CFG, {**GRAMMAR, "temperature": "1"}, "temperature"),
         ("/v1/completion/typed", {**TYPED, "max_tokens": "20"}, "max_tokens"),
-        ("/v1/completion/typed", {**TYPED, "include_types_in_prompt": "no"}, "include_types_in_prompt"),
+        ("/v1/completion/typed", {**TYPED, INCLUDE_TYPES: 0}, INCLUDE_TYPES),
         ("/v1/grammars/validate", {"pattern": "a", "strict": "yes"}, "strict"),
     ],
 )  # fmt: skip
@@ -154,7 +157,8 @@ def test_a_body_that_is_not_utf8_says_where(client: TestClient) -> None:
         ({"prompt": "x", "tool_choice": "maybe"}, "tool_choice"),
         ({"prompt": "x", "tool_choice": {"type": "function", "function": {}}}, "tool_choice"),
         ({"prompt": "x", "grammar": {"type": "regex", "value": 5}}, "grammar.value"),
-        ({"prompt": "x", "tools": [{"type": "function", "function": {"name": 1}}]}, "tools[0].function.name"),
+        ({"prompt": "x", "tools": [{"type": "function", "function": {"name": 1}}]},
+         "tools[0].function.name"),
         ({"prompt": ["a", 1]}, "prompt"),
         ({"prompt": "x", "logit_bias": {"5": "1"}}, "logit_bias.5"),
         ({}, "prompt"),

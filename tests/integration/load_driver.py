@@ -246,7 +246,8 @@ def check_tool_choices(answer: dict[str, Any], tools: Mapping[str, Judge]) -> No
 
 
 def check_pattern_answer(answer: dict[str, Any], *, max_new_tokens: int, judge: Judge) -> str:
-    """``/v1/completion/regex`` and ``/cfg``: {completion, tokens_generated, stop_reason, matched}."""
+    """``/v1/completion/regex`` and ``/cfg``: {completion, tokens_generated, stop_reason,
+    matched}; a full match cut by the token limit is judged whole."""
     keys = {"completion", "tokens_generated", "stop_reason", "matched"}
     _require(set(answer) == keys, f"keys {sorted(answer)}")
     tokens, reason, text = answer["tokens_generated"], answer["stop_reason"], answer["completion"]

@@ -60,6 +60,11 @@ text: string;
 }"""
 # openai-completions-with-grammar.txt, the curl example's --data.
 OPENAI_EXAMPLE = """{ "best_of": 1, "dry_allowed_length": null, "dry_base": null, "dry_multiplier": null, "dry_sequence_breakers": null, "echo": false, "frequency_penalty": null, "grammar": { "type": "regex", "value": "example" }, "logit_bias": null, "logprobs": null, "max_tokens": 16, "min_p": null, "model": "mistral", "n": 1, "presence_penalty": null, "prompt": "Say this is a test.", "repetition_penalty": null, "stop": "example", "stream": true, "suffix": null, "temperature": 0.7, "tool_choice": "none", "tools": null, "top_k": null, "top_p": null, "truncate_sequence": null, "user": "example" }"""  # noqa: E501
+REGEX, CFG, TYPED = "/v1/completion/regex", "/v1/completion/cfg", "/v1/completion/typed"
+A_PLUS = {"prompt": "x", "pattern": "a+"}
+GRAMMAR_A = {"prompt": "x", "grammar": 'root ::= "a"+'}
+TYPE_S = {"prompt": "x", "schema": "export type S { a: string; }", "type_name": "S"}
+ERROR_MODE = {"context_length_exceeded_behavior": "error"}
 # completions-extended.txt shows no example body: its required fields, then
 # every field it lists at the default it documents.
 EXTENDED_REQUIRED = {"model": MODEL_NAME, "prompt": "Say this is a test."}
@@ -303,8 +308,8 @@ def test_a_full_match_cut_by_the_token_limit_is_token_limit_and_matched(service:
 
 @pytest.mark.parametrize(
     ("path", "constraint"),
-    [("/v1/completion/regex", {"pattern": "abc"}), ("/v1/completion/cfg", {"grammar": 'root ::= "abc"'})],
-)  # fmt: skip
+    [(REGEX, {"pattern": "abc"}), (CFG, {"grammar": 'root ::= "abc"'})],
+)
 def test_a_match_nothing_can_extend_is_pattern_match_even_at_the_limit(
     service: Service, path: str, constraint: dict
 ) -> None:
@@ -325,8 +330,8 @@ def test_a_match_nothing_can_extend_is_pattern_match_even_at_the_limit(
 
 @pytest.mark.parametrize(
     ("path", "constraint"),
-    [("/v1/completion/regex", {"pattern": "[a-z]{50}"}), ("/v1/completion/cfg", {"grammar": "root ::= [a-z]{50}"})],
-)  # fmt: skip
+    [(REGEX, {"pattern": "[a-z]{50}"}), (CFG, {"grammar": "root ::= [a-z]{50}"})],
+)
 def test_a_prefix_cut_by_the_limit_is_token_limit_not_matched(
     service: Service, path: str, constraint: dict
 ) -> None:
@@ -362,10 +367,10 @@ def test_typed_finish_reason_is_length_only_when_the_limit_ended_it(service: Ser
 @pytest.mark.parametrize(
     ("path", "body", "status", "field"),
     [
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a+", "max_new_tokens": "5"}, 422, "max_new_tokens"),
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a+", "stop_after_match": "yes"}, 422, "stop_after_match"),
-        ("/v1/completion/cfg", {"prompt": "x", "grammar": 'root ::= "a"', "max_new_tokens": "5"}, 422, "max_new_tokens"),
-        ("/v1/completion/typed", {"prompt": "x", "schema": "export type S { a: string; }", "type_name": "S", "max_tokens": "3"}, 422, "max_tokens"),
+        (REGEX, {**A_PLUS, "max_new_tokens": "5"}, 422, "max_new_tokens"),
+        (REGEX, {**A_PLUS, "stop_after_match": "yes"}, 422, "stop_after_match"),
+        (CFG, {**GRAMMAR_A, "max_new_tokens": "5"}, 422, "max_new_tokens"),
+        (TYPED, {**TYPE_S, "max_tokens": "3"}, 422, "max_tokens"),
         ("/v1/completions", {"prompt": "x", "max_tokens": "3"}, 400, "max_tokens"),
         ("/v1/completions", {"prompt": "x", "echo": "yes"}, 400, "echo"),
         ("/completions", {"model": MODEL_NAME, "prompt": "x", "n": "1"}, 400, "n"),
@@ -386,10 +391,11 @@ def test_a_string_for_a_number_or_boolean_is_refused_naming_the_field(
 @pytest.mark.parametrize(
     ("path", "body"),
     [
-        ("/v1/completion/regex", {"prompt": "x", "pattern": "a+", "temperature": 1, "top_p": 1, "repetition_penalty": 1}),
-        ("/v1/completion/cfg", {"prompt": "x", "grammar": 'root ::= "a"+', "temperature": 1}),
-        ("/v1/completion/typed", {"prompt": "x", "schema": "export type S { a: string; }", "type_name": "S", "max_tokens": 3, "temperature": 1, "top_p": 1, "presence_penalty": 0}),
-        ("/v1/completions", {"prompt": "x", "max_tokens": 3, "temperature": 1, "top_p": 1, "frequency_penalty": 0, "echo": None, "stream": None}),
+        (REGEX, {**A_PLUS, "temperature": 1, "top_p": 1, "repetition_penalty": 1}),
+        (CFG, {**GRAMMAR_A, "temperature": 1}),
+        (TYPED, {**TYPE_S, "max_tokens": 3, "temperature": 1, "top_p": 1, "presence_penalty": 0}),
+        ("/v1/completions", {"prompt": "x", "max_tokens": 3, "temperature": 1, "top_p": 1,
+                             "frequency_penalty": 0, "echo": None, "stream": None}),
     ],
 )  # fmt: skip
 def test_integers_for_floats_and_documented_nulls_are_accepted(
@@ -406,13 +412,13 @@ def test_integers_for_floats_and_documented_nulls_are_accepted(
     ("body", "param"),
     [
         ({"prompt": "word " * 3000, "max_tokens": 3}, "prompt"),
-        ({"prompt": "word " * 300, "max_tokens": 2000, "context_length_exceeded_behavior": "error"}, "max_tokens"),
-        ({"prompt": "word " * 3000, "max_tokens": 3, "context_length_exceeded_behavior": "error"}, "prompt"),
+        ({"prompt": "word " * 300, "max_tokens": 2000, **ERROR_MODE}, "max_tokens"),
+        ({"prompt": "word " * 3000, "max_tokens": 3, **ERROR_MODE}, "prompt"),
         ({"prompt": "", "max_tokens": 3}, "prompt"),
         ({"prompt": [5, 999999], "max_tokens": 3}, "prompt"),
         ({"prompt": [[5], [6, 999999]], "max_tokens": 3}, "prompt"),
         ({"prompt": "x", "max_tokens": 3, "logit_bias": {"99999": 1}}, "logit_bias"),
-        ({"prompt": "x", "max_tokens": 3, "stream": True, "logit_bias": {"99999": 1}}, "logit_bias"),
+        ({"prompt": "x", "stream": True, "logit_bias": {"99999": 1}}, "logit_bias"),
         ({"prompt": "", "max_tokens": 3, "stream": True}, "prompt"),
     ],
 )  # fmt: skip
