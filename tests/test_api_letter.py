@@ -146,6 +146,36 @@ def test_a_body_that_is_not_utf8_says_where(client: TestClient) -> None:
     assert "not UTF-8 (byte 0xff at offset 12)" in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/completions", '{"prompt": "\\ud800"}', "prompt"),
+        ("/v1/completions", '{"prompt": ["a", "b\\udc00"]}', "prompt[1]"),
+        ("/v1/completions", '{"prompt": "x", "stop": ["\\ud800"]}', "stop[0]"),
+        ("/v1/completions", '{"prompt": "x", "grammar": {"type": "json_schema", '
+         '"value": {"enum": ["\\ud800"]}}}', "grammar.value.enum[0]"),
+        (REGEX, '{"prompt": "\\ud800", "pattern": "a"}', "prompt"),
+        (REGEX, '{"prompt": "x", "pattern": ["a", "\\ud800"]}', "pattern[1]"),
+        ("/v1/grammars/validate", '{"json_schema": {"const": "\\ud800"}}', "json_schema.const"),
+    ],
+)  # fmt: skip
+def test_a_lone_surrogate_is_a_400_naming_the_field_not_a_500(
+    client: TestClient, path: str, body: str, field: str
+) -> None:
+    response = client.post(path, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    message = error["message"] if isinstance(error, dict) else error
+    assert message.startswith(f"{field}: holds a lone UTF-16 surrogate")
+    if isinstance(error, dict):
+        assert error["param"] == field
+
+
+def test_a_surrogate_pair_is_a_character() -> None:
+    request = CompletionRequest.model_validate_json('{"prompt": "\\ud83d\\ude00"}')
+    assert plan_completion(request, "m").prompts == ["\U0001f600"]
+
+
 # -- 5: param on every 400 --------------------------------------------------------
 
 

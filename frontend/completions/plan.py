@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from engine.params import SamplingParams
 from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
 from frontend.errors import APIError
+from frontend.text_fields import require_text
 from frontend.translation_cache import translation_cache
 from grammar_compiler import ConstraintError
 from grammar_compiler.canonical import CanonicalConstraint
@@ -61,6 +62,7 @@ def plan_completion(
     The one served model answers to its name, its ``aliases``, ``"default"``
     and no name at all; responses report its own name.
     """
+    require_text(body)
     if body.model is not None and body.model not in (served_model, "default", *aliases):
         also = "".join(f", `{alias}`" for alias in aliases if alias != served_model)
         raise APIError(

@@ -431,6 +431,25 @@ def test_errors_the_decoder_finds_name_their_param(
     assert error["param"] == param and error["type"] == "invalid_request_error", error
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/completions", '{"prompt": "x\\ud800"}'),
+        (REGEX, '{"prompt": "x\\ud800", "pattern": "a+"}'),
+    ],
+)
+def test_a_prompt_with_a_lone_surrogate_is_400_not_500(
+    service: Service, path: str, body: str
+) -> None:
+    response = _post(service, path, body)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    if isinstance(error, dict):
+        assert error["param"] == "prompt"
+    else:
+        assert error.startswith("prompt: holds a lone UTF-16 surrogate")
+
+
 def test_an_empty_prompt_on_a_model_without_bos_is_400_on_the_typed_route_too(
     service: Service,
 ) -> None:
