@@ -181,9 +181,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        cause = error.__cause__
-        if isinstance(cause, UnicodeDecodeError):  # FastAPI's "error parsing the body"
+        cause = error.__cause__  # FastAPI's "error parsing the body" hides why
+        if isinstance(cause, UnicodeDecodeError):
             return error_response(request, _not_utf8(cause))
+        if isinstance(cause, RecursionError):
+            message = "the body is not valid JSON: it nests too deeply to be read"
+            return error_response(request, APIError(400, message, code="invalid_json"))
         return error_response(
             request,
             APIError(error.status_code, str(error.detail), headers=getattr(error, "headers", None)),

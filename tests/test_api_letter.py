@@ -176,6 +176,14 @@ def test_a_surrogate_pair_is_a_character() -> None:
     assert plan_completion(request, "m").prompts == ["\U0001f600"]
 
 
+def test_a_body_nested_too_deeply_to_parse_says_so(client: TestClient) -> None:
+    response = client.post(
+        "/v1/completion/regex", content=b"[" * 100_000, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "the body is not valid JSON: it nests too deeply to be read"
+
+
 # -- 5: param on every 400 --------------------------------------------------------
 
 
