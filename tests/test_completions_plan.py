@@ -106,6 +106,14 @@ def test_auto_or_none_tool_choice_without_tools_is_no_constraint(tools, tool_cho
     assert plan.constraint is None and not plan.calls_tools and plan.constraint_field is None
 
 
+def test_more_logit_biases_than_the_decoder_takes_fail_validation_naming_the_field() -> None:
+    with pytest.raises(ValueError, match="logit_bias"):
+        CompletionRequest(prompt="x", logit_bias={str(token): 1.0 for token in range(1025)})
+    assert (
+        len(_plan(logit_bias={str(token): 1.0 for token in range(1024)}).params.logit_bias) == 1024
+    )
+
+
 def test_unknown_model_is_404_model_not_found() -> None:
     with pytest.raises(APIError) as caught:
         plan_completion(CompletionRequest(model="other", prompt="x"), "m", ["mistral"])

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from engine.params import MAX_LOGIT_BIAS
+
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64
 
@@ -131,7 +133,9 @@ class CompletionRequest(BaseModel):
     frequency_penalty: float | None = Field(0.0, ge=-2.0, le=2.0)
     repetition_penalty: float | None = Field(1.0, gt=0.0, le=2.0)
     logit_bias: dict[str, float] | None = Field(
-        None, description="Token id (as a string) to a bias in -100..100 added to its logit."
+        None,
+        max_length=MAX_LOGIT_BIAS,
+        description="Token id (as a string) to a bias in -100..100 added to its logit.",
     )
     dry_multiplier: float | None = Field(None, ge=0.0)
     dry_base: float | None = Field(None, ge=1.0)
