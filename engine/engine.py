@@ -256,11 +256,8 @@ class Engine:
         """Why the engine cannot run a request as asked, and the field at
         fault, if it cannot."""
         if not request.prompt_ids:
-            return (
-                "the prompt is empty, and this model's tokenizer adds no beginning-of-sequence "
-                "token to start from",
-                "prompt",
-            )
+            # A tokenizer that adds a beginning-of-sequence token never gets here.
+            return "the prompt is empty: there is no token to start from", "prompt"
         vocab = self._runner.vocab_size
         outside = [token for token in request.prompt_ids if not 0 <= token < vocab]
         if outside:
