@@ -151,6 +151,10 @@ class Engine:
         # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
         self._prompt_logprobs: dict[str, list[TokenLogprob | None]] = {}
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, runner.vocab_size)
+        # For _can_continue, on the engine thread (the batch's rows fill on others).
+        self._probe_bitmask = xgr.allocate_token_bitmask(1, runner.vocab_size)
+        self._bit_shifts = torch.arange(32, dtype=torch.int32)
+        self._eos_ids = torch.tensor(sorted(runner.eos_token_ids), dtype=torch.long)
         self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=mask_threads)
         self._mask_pool = ThreadPoolExecutor(1, thread_name_prefix="token-masks")
         self._last_cancel_poll = 0.0
@@ -234,7 +238,8 @@ class Engine:
             return
         problem = self._request_problem(request)
         if problem is not None:
-            request.sink.fail(problem, invalid_argument=True)
+            message, field = problem
+            request.sink.fail(message, invalid_argument=True, field=field)
             return
         truncated = self._fit_prompt(request)
         if truncated is None:
@@ -247,17 +252,22 @@ class Engine:
         )
         self._waiting.append(_Waiting(request, grammar, time.monotonic(), truncated))
 
-    def _request_problem(self, request: GenerationRequest) -> str | None:
-        """Why the engine cannot run a request as asked, if it cannot."""
+    def _request_problem(self, request: GenerationRequest) -> tuple[str, str] | None:
+        """Why the engine cannot run a request as asked, and the field at
+        fault, if it cannot."""
         if not request.prompt_ids:
-            return "the prompt is empty"
+            # A tokenizer that adds a beginning-of-sequence token never gets here.
+            return "the prompt is empty: there is no token to start from", "prompt"
         vocab = self._runner.vocab_size
         outside = [token for token in request.prompt_ids if not 0 <= token < vocab]
         if outside:
-            return f"prompt token ids must be in 0..{vocab - 1}; got {outside[:5]}"
+            return f"prompt token ids must be in 0..{vocab - 1}; got {outside[:5]}", "prompt"
         bad_bias = invalid_logit_bias_tokens(request.params, vocab)
         if bad_bias:
-            return f"logit_bias names token ids outside 0..{vocab - 1}: {bad_bias[:5]}"
+            return (
+                f"logit_bias names token ids outside 0..{vocab - 1}: {bad_bias[:5]}",
+                "logit_bias",
+            )
         return None
 
     def _fit_prompt(self, request: GenerationRequest) -> bool | None:
@@ -283,7 +293,10 @@ class Engine:
             )
         else:
             message = f"the prompt has {prompt_len} tokens; the model's context window is {window}"
-        request.sink.fail(message, invalid_argument=True)
+        # Under "error", a prompt that leaves room for a token is refused for max_tokens' sake.
+        fits_alone = prompt_len < window
+        field = "max_tokens" if params.context_overflow == "error" and fits_alone else "prompt"
+        request.sink.fail(message, invalid_argument=True, field=field)
         return None
 
     def step(self) -> None:
@@ -420,6 +433,7 @@ class Engine:
                     waiting.request.sink.fail(
                         f"the constraint did not compile within {self._compile_budget_s:g} s",
                         invalid_argument=True,
+                        field="constraint",
                     )
                 else:
                     still_waiting.append(waiting)
@@ -445,6 +459,7 @@ class Engine:
                 request.sink.fail(
                     f"invalid {request.constraint.type.value} constraint: {error}",
                     invalid_argument=True,
+                    field="constraint",
                 )
                 return []
             grammar = waiting.grammar.result()
@@ -599,9 +614,23 @@ class Engine:
             # A stop string never cuts a constrained output short of a match.
             self._finish(active, FinishReason.STOP, matched=complete, window=window)
         elif active.generated >= active.max_tokens:
-            self._finish(active, FinishReason.LENGTH, matched=complete, window=window)
+            # A complete match that the constraint cannot extend was ended by
+            # the constraint (the model could only end it next), not the limit.
+            ended_by_match = complete and not self._can_continue(matcher)
+            reason = FinishReason.STOP if ended_by_match else FinishReason.LENGTH
+            self._finish(active, reason, matched=complete, window=window)
         elif window is not None:
             self._emit(active, window)
+
+    def _can_continue(self, matcher: xgr.GrammarMatcher) -> bool:
+        """Whether the constraint allows any token but end-of-sequence next
+        (one mask fill, only when a complete match reaches the token limit)."""
+        matcher.fill_next_token_bitmask(self._probe_bitmask)
+        words = self._probe_bitmask[0]
+        allowed = ((words.unsqueeze(-1) >> self._bit_shifts) & 1).flatten()
+        allowed = allowed[: self._runner.vocab_size].clone()
+        allowed[self._eos_ids] = 0
+        return bool(allowed.any())
 
     def _finish(
         self,

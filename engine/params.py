@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 DEFAULT_DRY_SEQUENCE_BREAKERS = ("\n", ":", '"', "*")
 MAX_LOGPROBS = 5
 MAX_CHOICES = 128
+MAX_LOGIT_BIAS = 1024
 
 
 class SamplingParams(BaseModel):
@@ -64,7 +65,7 @@ class SamplingParams(BaseModel):
     )
     logit_bias: dict[int, float] = Field(
         default_factory=dict,
-        max_length=1024,
+        max_length=MAX_LOGIT_BIAS,
         description="Added to the logits of these token ids before sampling (-100..100).",
     )
     dry_multiplier: float = Field(0.0, ge=0.0, description="DRY penalty scale; 0 disables DRY.")

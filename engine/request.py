@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -12,6 +13,25 @@ from engine.params import Constraint, SamplingParams
 # only an error message, not its code, so the frontend reads this marker to
 # answer 400 instead of 5xx.
 INVALID_ARGUMENT_PREFIX = "invalid argument: "
+# After the marker, the request field at fault, when known: ``[prompt] ...``.
+_FIELD = re.compile(r"\[([A-Za-z_][\w.]*)\] (.*)", re.DOTALL)
+
+
+def invalid_argument_text(message: str, field: str | None = None) -> str:
+    """An invalid-argument error as Triton carries it, naming its field when known."""
+    return INVALID_ARGUMENT_PREFIX + (f"[{field}] {message}" if field else message)
+
+
+def read_invalid_argument(text: str) -> tuple[str, str | None] | None:
+    """The message and field of an error made by :func:`invalid_argument_text`;
+    None when ``text`` is some other error."""
+    if INVALID_ARGUMENT_PREFIX not in text:
+        return None
+    detail = text.split(INVALID_ARGUMENT_PREFIX, 1)[1]
+    named = _FIELD.fullmatch(detail)
+    return (named[2], named[1]) if named else (detail, None)
+
+
 # Marks a request refused because the decoder's queue is full: the client may
 # retry later (the frontend answers 503 with Retry-After).
 BUSY_PREFIX = "server busy: "
@@ -20,8 +40,13 @@ BUSY_PREFIX = "server busy: "
 class FinishReason(str, enum.Enum):
     """Why a generation ended; decided per request, never hard-coded."""
 
-    STOP = "stop"  # end-of-sequence token, or the constraint fully matched
-    LENGTH = "length"  # max_tokens or the context window
+    # The output ended itself: an end-of-sequence token, a stop string, or its
+    # constraint (fully matched under stop_after_match, or complete with no
+    # token but end-of-sequence allowed next).
+    STOP = "stop"
+    # max_tokens or the context window cut it; ``matched`` says whether it is
+    # nevertheless a complete match (stop_after_match off).
+    LENGTH = "length"
     CANCELLED = "cancelled"
 
 
@@ -86,7 +111,10 @@ class RequestSink(Protocol):
 
     def send(self, output: StepOutput) -> None: ...
 
-    def fail(self, message: str, *, invalid_argument: bool) -> None: ...
+    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
+        """Ends the request with an error; ``field`` names the request field
+        an invalid argument is about (``prompt``, ``max_tokens``, ``logit_bias``,
+        ``constraint``), when one is."""
 
     def is_cancelled(self) -> bool: ...
 

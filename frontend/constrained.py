@@ -34,8 +34,10 @@ logger = logging.getLogger(__name__)
 
 
 class Verdict(str, enum.Enum):
-    MATCH = "match"  # the decoder and the independent judge agree it is complete
-    INCOMPLETE = "incomplete"  # cut short (token limit): a prefix of a match
+    """Why a generation ended, as the decoder decided it and the judge confirmed it."""
+
+    MATCH = "match"  # the constraint ended it at a complete match, confirmed by the judge
+    TOKEN_LIMIT = "token_limit"  # the token limit (or context window) ended it
     VERIFICATION_FAILED = "verification_failed"  # the judge disagrees with the decoder
 
 
@@ -43,6 +45,9 @@ class Verdict(str, enum.Enum):
 class VerifiedCompletion:
     completion: Completion
     verdict: Verdict
+    matched: bool
+    """The text is a complete match (decoder and judge agree), however it ended:
+    a token limit may end an output that is already complete (stop_after_match off)."""
 
 
 COMPILERS: dict[str, Callable[..., CanonicalConstraint]] = {
@@ -86,11 +91,22 @@ async def generate_verified(
     )
     TOKENS.labels("prompt").inc(completion.prompt_tokens)
     TOKENS.labels("completion").inc(completion.tokens_generated)
+    return await verify(completion, constraint)
+
+
+async def verify(completion: Completion, constraint: CanonicalConstraint) -> VerifiedCompletion:
+    """The verdict follows the decoder's finish reason (what ended the output);
+    a match the decoder reports is re-checked by the constraint's judge."""
+    by_limit = completion.finish_reason == "length"
     if not completion.matched:
-        return VerifiedCompletion(completion, Verdict.INCOMPLETE)
-    reason = await off_loop(constraint.judge, completion.text)
-    if reason is None:
-        return VerifiedCompletion(completion, Verdict.MATCH)
+        if by_limit:  # a prefix of a match
+            return VerifiedCompletion(completion, Verdict.TOKEN_LIMIT, matched=False)
+        reason = "the decoder ended the output without a complete match"
+    else:
+        reason = await off_loop(constraint.judge, completion.text)
+        if reason is None:
+            verdict = Verdict.TOKEN_LIMIT if by_limit else Verdict.MATCH
+            return VerifiedCompletion(completion, verdict, matched=True)
     VERIFICATION_FAILURES.labels(constraint.source_language).inc()
     logger.error(
         "verification failed (%s): %s; constraint=%r output=%r",
@@ -99,4 +115,4 @@ async def generate_verified(
         constraint.value[:2000],
         completion.text[:2000],
     )
-    return VerifiedCompletion(completion, Verdict.VERIFICATION_FAILED)
+    return VerifiedCompletion(completion, Verdict.VERIFICATION_FAILED, matched=False)

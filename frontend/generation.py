@@ -39,6 +39,8 @@ async def _collect(
     collected = params.model_copy(update={"stream_interval_ms": COLLECT_INTERVAL_MS})
     async for chunk in request.app.state.engine.generate(prompt, collected, constraint):
         parts.append(chunk.text)
+        if chunk.finish_reason == "cancelled":
+            raise APIError(503, "the generation was cancelled by the inference server")
         if chunk.finish_reason is not None:
             return Completion(
                 text="".join(parts),

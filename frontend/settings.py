@@ -33,6 +33,11 @@ def _urls(value: str) -> tuple[str, ...]:
     return urls
 
 
+def _names(value: str) -> tuple[str, ...]:
+    """Comma-separated names, blanks dropped."""
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
 def _name_of(model_dir: str | None) -> str:
     """The served model's name, as responses report it: its directory's name."""
     return Path(model_dir).name if model_dir else Settings.model_name
@@ -47,6 +52,9 @@ class Settings:
     triton_decoder_model: str = "constrained_decoder"
     triton_tokenizer_model: str = "tokenizer"
     model_name: str = "default"
+    served_model_names: tuple[str, ...] = ()
+    """More names the model answers to on /v1/completions (a client's
+    ``"model": "mistral"``), listed by /v1/models after ``model_name``."""
     api_keys: tuple[str, ...] = field(default_factory=tuple)
     """``sha256:<hex>`` digests; plain keys given here are hashed on construction."""
     auth_disabled: bool = False
@@ -76,6 +84,11 @@ class Settings:
         if not (self.health_interval_s > 0 and self.health_probe_timeout_s > 0):
             raise ValueError("CT_HEALTH_INTERVAL_S and CT_HEALTH_PROBE_TIMEOUT_S must be > 0")
 
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """Every name the served model answers to: its own first, then the aliases."""
+        return tuple(dict.fromkeys((self.model_name, *self.served_model_names)))
+
     @classmethod
     def from_env(cls) -> Settings:
         return cls(
@@ -88,6 +101,7 @@ class Settings:
                 "CT_TRITON_TOKENIZER_MODEL", cls.triton_tokenizer_model
             ),
             model_name=os.environ.get("CT_MODEL_NAME") or _name_of(os.environ.get("CT_MODEL_DIR")),
+            served_model_names=_names(os.environ.get("CT_SERVED_MODEL_NAMES", "")),
             api_keys=tuple(_key_digests()),
             auth_disabled=_flag("CT_AUTH_DISABLED"),
             rate_limit_rps=float(os.environ.get("CT_RATE_LIMIT_RPS") or 0),

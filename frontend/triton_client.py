@@ -25,7 +25,7 @@ import tritonclient.grpc.aio as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from engine.params import Constraint, SamplingParams
-from engine.request import BUSY_PREFIX, INVALID_ARGUMENT_PREFIX
+from engine.request import BUSY_PREFIX, read_invalid_argument
 from frontend.errors import APIError
 from frontend.metrics import CANCELLATIONS, GENERATIONS_IN_FLIGHT, TIME_TO_FIRST_TOKEN
 from frontend.request_context import RequestContext, current, new_request_id
@@ -107,8 +107,9 @@ def _to_chunk(result: grpcclient.InferResult) -> Chunk:
 def _as_api_error(error: InferenceServerException) -> APIError:
     message = error.message() or str(error)
     status = str(error.status() or "")
-    if INVALID_ARGUMENT_PREFIX in message:
-        return APIError(400, message.split(INVALID_ARGUMENT_PREFIX, 1)[1])
+    if (invalid := read_invalid_argument(message)) is not None:
+        detail, field = invalid
+        return APIError(400, detail, param=field)
     if BUSY_PREFIX in message:  # the decoder's queue is full: come back shortly
         detail = message.split(BUSY_PREFIX, 1)[1]
         return APIError(

@@ -3,6 +3,8 @@ what is refused, with which field named, and how defaults fill in."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from frontend.completions.logprobs import LogprobsBuilder, token_text
@@ -78,7 +80,9 @@ def test_malformed_prompts_fail_validation(prompt) -> None:
         ({"stop": [""]}, 400, "stop"),
         ({"logit_bias": {"ten": 1.0}}, 400, "logit_bias"),
         ({"logit_bias": {"10": 101.0}}, 400, "logit_bias"),
-        ({"tool_choice": "auto"}, 400, "tool_choice"),
+        ({"tool_choice": "required"}, 400, "tool_choice"),
+        ({"tool_choice": "required", "tools": []}, 400, "tool_choice"),
+        ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, 400, "tool_choice"),
         ({"grammar": {"type": "regex", "value": "(a"}}, 400, "grammar.value"),
         (
             {
@@ -95,11 +99,61 @@ def test_refusals_name_the_field(fields: dict, status: int, param: str) -> None:
     assert (error.status, error.param) == (status, param), error.message
 
 
+@pytest.mark.parametrize("tool_choice", ["auto", "none"])
+@pytest.mark.parametrize("tools", [{}, {"tools": None}, {"tools": []}])
+def test_auto_or_none_tool_choice_without_tools_is_no_constraint(tools, tool_choice) -> None:
+    plan = _plan(tool_choice=tool_choice, **tools)
+    assert plan.constraint is None and not plan.calls_tools and plan.constraint_field is None
+
+
+def test_more_logit_biases_than_the_decoder_takes_fail_validation_naming_the_field() -> None:
+    with pytest.raises(ValueError, match="logit_bias"):
+        CompletionRequest(prompt="x", logit_bias={str(token): 1.0 for token in range(1025)})
+    assert (
+        len(_plan(logit_bias={str(token): 1.0 for token in range(1024)}).params.logit_bias) == 1024
+    )
+
+
 def test_unknown_model_is_404_model_not_found() -> None:
     with pytest.raises(APIError) as caught:
-        plan_completion(CompletionRequest(model="other", prompt="x"), "m")
+        plan_completion(CompletionRequest(model="other", prompt="x"), "m", ["mistral"])
     assert (caught.value.status, caught.value.code) == (404, "model_not_found")
+    assert "`m`, `mistral`" in caught.value.message
     assert plan_completion(CompletionRequest(model="default", prompt="x"), "m").model == "m"
+
+
+@pytest.mark.parametrize("fields", [{}, {"model": None}, {"model": "mistral"}, {"model": "m"}])
+def test_no_model_or_an_alias_serves_the_one_model_under_its_own_name(fields) -> None:
+    plan = plan_completion(CompletionRequest(prompt="x", **fields), "m", ["mistral"])
+    assert plan.model == "m"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_tokens", "3"),
+        ("echo", "yes"),
+        ("n", "2"),
+        ("logprobs", "1"),
+        ("stream", "true"),
+        ("seed", "1"),
+        ("temperature", "0.5"),
+        ("max_tokens", 3.0),
+        ("echo", 1),
+    ],
+)
+def test_strings_are_not_coerced_to_numbers_or_booleans(field: str, value) -> None:
+    with pytest.raises(ValueError, match=field):
+        CompletionRequest.model_validate_json(json.dumps({"prompt": "x", field: value}))
+
+
+def test_integers_are_numbers_and_nulls_are_defaults() -> None:
+    body = {"prompt": "x", "temperature": 1, "top_p": 1, "presence_penalty": 0, "echo": None}
+    body |= {"max_tokens": None, "stream": None, "logit_bias": {"3": 2}}
+    request = CompletionRequest.model_validate_json(json.dumps(body))
+    plan = plan_completion(request, "m")
+    assert plan.params.temperature == 1.0 and plan.params.max_tokens == 16 and not plan.echo
+    assert plan.params.logit_bias == {3: 2.0}
 
 
 def test_too_many_sequences_are_refused() -> None:

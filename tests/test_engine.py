@@ -29,6 +29,7 @@ class ListSink:
     def __init__(self) -> None:
         self.outputs: list[StepOutput] = []
         self.error: tuple[str, bool] | None = None
+        self.field: str | None = None
         self.cancelled = False
         self.done = threading.Event()
         self.first_output = threading.Event()
@@ -39,8 +40,9 @@ class ListSink:
         if output.request_done:
             self.done.set()
 
-    def fail(self, message: str, *, invalid_argument: bool) -> None:
+    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
         self.error = (message, invalid_argument)
+        self.field = field
         self.done.set()
 
     def is_cancelled(self) -> bool:
@@ -161,6 +163,45 @@ def test_token_limit_reports_length_and_counts(engine: Engine, runner: ModelRunn
     assert re.fullmatch("[a-z]*", _text(runner, sink))
 
 
+def test_a_complete_match_nothing_can_extend_is_ended_by_its_constraint_at_the_limit(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    """stop_after_match off: when the token limit falls on a complete match the
+    constraint cannot extend, the constraint ended it (STOP), not the limit."""
+    abc = Constraint(type=ConstraintType.REGEX, value="abc")
+    params = SamplingParams(max_tokens=10, temperature=0.0, stop_after_match=False)
+    free = _submit(engine, runner, "Start", params, abc)
+    assert free.done.wait(60)
+    assert free.outputs[-1].finish_reason is FinishReason.STOP and free.outputs[-1].matched
+    assert _text(runner, free) == "abc"
+    # the model could only end it: the end-of-sequence token is the last one counted
+    needed = free.outputs[-1].tokens_generated - 1
+    exact = _submit(engine, runner, "Start", params.model_copy(update={"max_tokens": needed}), abc)
+    assert exact.done.wait(60)
+    final = exact.outputs[-1]
+    assert (final.finish_reason, final.matched, final.tokens_generated) == (
+        FinishReason.STOP,
+        True,
+        needed,
+    )
+
+
+def test_a_complete_match_that_could_go_on_is_cut_by_the_limit_and_says_so(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    sink = _submit(
+        engine,
+        runner,
+        "Start",
+        SamplingParams(max_tokens=4, temperature=0.0, stop_after_match=False, ignore_eos=True),
+        Constraint(type=ConstraintType.REGEX, value="a+"),
+    )
+    assert sink.done.wait(60)
+    final = sink.outputs[-1]
+    assert final.finish_reason is FinishReason.LENGTH and final.matched
+    assert final.tokens_generated == 4 and re.fullmatch("a+", _text(runner, sink))
+
+
 def test_cancellation_ends_a_running_request(engine: Engine, runner: ModelRunner) -> None:
     sink = _submit(engine, runner, "Endless", SamplingParams(max_tokens=100_000, ignore_eos=True))
     assert sink.first_output.wait(60)
@@ -186,9 +227,9 @@ def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(
         )
     )
     ok = _submit(engine, runner, "still serving", SamplingParams(max_tokens=3))
-    for sink in (bad, too_long):
+    for sink, field in ((bad, "constraint"), (too_long, "prompt")):
         assert sink.done.wait(60)
-        assert sink.error is not None and sink.error[1] is True
+        assert sink.error is not None and sink.error[1] is True and sink.field == field
     assert ok.done.wait(60) and ok.error is None
 
 
@@ -415,7 +456,11 @@ def test_context_window_policies(engine: Engine, runner: ModelRunner) -> None:
 
     refused = _submit(engine, runner, long_prompt, SamplingParams(max_tokens=4))
     assert refused.done.wait(30) and refused.error[1] is True
-    assert "context window" in refused.error[0]
+    assert "context window" in refused.error[0] and refused.field == "prompt"
+    too_long_alone = _submit(
+        engine, runner, long_prompt, SamplingParams(max_tokens=4, context_overflow="error")
+    )
+    assert too_long_alone.done.wait(30) and too_long_alone.field == "prompt"
 
     cut = _submit(
         engine,
@@ -434,7 +479,7 @@ def test_context_window_policies(engine: Engine, runner: ModelRunner) -> None:
         engine, runner, short, SamplingParams(max_tokens=50, context_overflow="error")
     )
     assert too_long.done.wait(30) and too_long.error[1] is True
-    assert "max_tokens (50)" in too_long.error[0]
+    assert "max_tokens (50)" in too_long.error[0] and too_long.field == "max_tokens"
     fitted = _submit(
         engine,
         runner,
@@ -451,6 +496,7 @@ def test_context_window_policies(engine: Engine, runner: ModelRunner) -> None:
 def test_out_of_vocabulary_ids_are_refused(engine: Engine, runner: ModelRunner) -> None:
     bias = _submit(engine, runner, "x", SamplingParams(logit_bias={runner.vocab_size + 3: 5.0}))
     assert bias.done.wait(30) and bias.error[1] and "logit_bias" in bias.error[0]
+    assert bias.field == "logit_bias"
     sink = ListSink()
     engine.submit(
         GenerationRequest(
@@ -462,6 +508,11 @@ def test_out_of_vocabulary_ids_are_refused(engine: Engine, runner: ModelRunner) 
         )
     )
     assert sink.done.wait(30) and sink.error[1] and "prompt token ids" in sink.error[0]
+    assert sink.field == "prompt"
+    empty = ListSink()
+    engine.submit(GenerationRequest("empty", [], SamplingParams(), Constraint(), empty))
+    assert empty.done.wait(30) and empty.error[1] and "empty" in empty.error[0]
+    assert empty.field == "prompt"
 
 
 def test_greedy_outputs_under_concurrency_equal_the_same_requests_alone(

@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 from frontend.api.pattern_family import PatternCompletionFields, PatternCompletionResponse
 from frontend.auth import require_api_key
 from frontend.constrained import compiled_or_400, generate_verified
+from frontend.text_fields import require_text
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -50,6 +51,7 @@ class CfgCompletionRequest(PatternCompletionFields):
     summary="Completion that matches a context-free grammar",
 )
 async def cfg_completion(body: CfgCompletionRequest, request: Request) -> PatternCompletionResponse:
+    require_text(body)
     constraint = await compiled_or_400("grammar", body.grammar, body.grammar_format)
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)

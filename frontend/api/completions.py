@@ -21,20 +21,19 @@ router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compat
 @router.post(
     "/v1/completions",
     response_model=Completion,
-    response_model_exclude_none=True,
     summary="Text completion, optionally constrained (grammar, response_format, tools)",
 )
 @router.post(
     "/completions",
     response_model=Completion,
-    response_model_exclude_none=True,
     summary="The same endpoint at the path completions-extended.txt documents",
 )
 async def create_completion(
     body: CompletionRequest, request: Request
 ) -> Completion | StreamingResponse:
     # Off the event loop: the plan translates the request's constraint.
-    plan = await off_loop(plan_completion, body, request.app.state.settings.model_name)
+    settings = request.app.state.settings
+    plan = await off_loop(plan_completion, body, settings.model_name, settings.served_model_names)
     if plan.user:
         logger.info("completion for user %s", plan.user)
     if plan.stream:

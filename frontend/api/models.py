@@ -1,4 +1,5 @@
-"""``GET /v1/models``: the one served model, as the OpenAI SDK lists it."""
+"""``GET /v1/models``: the one served model (and the aliases it answers to), as the
+OpenAI SDK lists them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compat
 STARTED = int(time.time())
 
 
-@router.get("/v1/models", response_model=ModelList, summary="The served model")
+@router.get("/v1/models", response_model=ModelList, summary="The served model and its aliases")
 async def list_models(request: Request) -> ModelList:
-    name = request.app.state.settings.model_name
-    return ModelList(data=[Model(id=name, created=STARTED, owned_by="constrained-triton")])
+    names = request.app.state.settings.model_names
+    return ModelList(
+        data=[Model(id=name, created=STARTED, owned_by="constrained-triton") for name in names]
+    )

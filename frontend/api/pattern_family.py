@@ -13,7 +13,8 @@ from frontend.constrained import Verdict, VerifiedCompletion
 class PatternCompletionFields(BaseModel):
     """The documented fields and defaults of /v1/completion/regex and /cfg."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a string is never read as a number or a boolean ("5", "yes").
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     prompt: str = Field(description="The prompt to generate from.")
     max_new_tokens: int = Field(
@@ -46,22 +47,29 @@ class PatternCompletionResponse(BaseModel):
         description="Number of tokens generated (an end-of-sequence token included)."
     )
     stop_reason: Literal["pattern_match", "token_limit", "verification_failed"] = Field(
-        description="pattern_match: the completion fully matches (checked twice: by the "
-        "decoder's grammar and by an independent judge); token_limit: max_new_tokens cut it short "
-        "(it is then a prefix of a match); verification_failed: the independent re-check "
+        description="Why generation stopped. pattern_match: the pattern or grammar ended it at a "
+        "full match (stop_after_match, a match nothing can extend, or the model ending it); "
+        "token_limit: max_new_tokens (or the context window) ended it, whether or not the text "
+        "is already a full match (see matched); verification_failed: the independent re-check "
         "disagreed with the decoder (never expected; counted in ct_verification_failures_total "
         "and logged)."
+    )
+    matched: bool = Field(
+        description="Whether the completion is a full match (checked twice: by the decoder's "
+        "grammar and by an independent judge). Always true with pattern_match; with token_limit "
+        "it tells a complete match from a prefix of one."
     )
 
     @classmethod
     def from_verified(cls, result: VerifiedCompletion) -> PatternCompletionResponse:
         reason = {
             Verdict.MATCH: "pattern_match",
-            Verdict.INCOMPLETE: "token_limit",
+            Verdict.TOKEN_LIMIT: "token_limit",
             Verdict.VERIFICATION_FAILED: "verification_failed",
         }[result.verdict]
         return cls(
             completion=result.completion.text,
             tokens_generated=result.completion.tokens_generated,
             stop_reason=reason,
+            matched=result.matched,
         )

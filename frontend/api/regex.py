@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 from frontend.api.pattern_family import PatternCompletionFields, PatternCompletionResponse
 from frontend.auth import require_api_key
 from frontend.constrained import compiled_or_400, generate_verified
+from frontend.text_fields import require_text
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -46,6 +47,7 @@ class RegexCompletionRequest(PatternCompletionFields):
 async def regex_completion(
     body: RegexCompletionRequest, request: Request
 ) -> PatternCompletionResponse:
+    require_text(body)
     constraint = await compiled_or_400("regex", _hashable(body.pattern))
     result = await generate_verified(request, body.prompt, body.sampling_params(), constraint)
     return PatternCompletionResponse.from_verified(result)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.params import SamplingParams
 from frontend.auth import require_api_key
 from frontend.constrained import Verdict, compiled_or_400, generate_verified
+from frontend.text_fields import require_text
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -24,6 +25,7 @@ TYPES_IN_PROMPT = (
 class TypedCompletionRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # a string is never read as a number ("max_tokens": "20" is refused)
         json_schema_extra={
             "examples": [
                 {
@@ -106,7 +108,7 @@ class TypedCompletionResponse(BaseModel):
 
 FINISH_REASONS = {
     Verdict.MATCH: "stop",
-    Verdict.INCOMPLETE: "length",
+    Verdict.TOKEN_LIMIT: "length",
     Verdict.VERIFICATION_FAILED: "verification_failed",
 }
 
@@ -119,6 +121,7 @@ FINISH_REASONS = {
 async def typed_completion(
     body: TypedCompletionRequest, request: Request
 ) -> TypedCompletionResponse:
+    require_text(body)
     constraint = await compiled_or_400("typescript", body.schema_, body.type_name)
     params = SamplingParams(
         max_tokens=body.max_tokens,

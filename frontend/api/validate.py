@@ -19,6 +19,7 @@ from frontend.api.cfg import GrammarFormat
 from frontend.auth import require_api_key
 from frontend.constrained import compile_constraint
 from frontend.offload import off_loop
+from frontend.text_fields import require_text
 from grammar_compiler import ConstraintError
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
@@ -29,6 +30,7 @@ LANGUAGE_FIELDS = ("pattern", "grammar", "schema", "json_schema")
 class ValidateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # "strict": "yes" is refused, not read as true
         json_schema_extra={
             "examples": [
                 {"grammar": "<start> ::= <noun> <verb> | <verb> <noun>"},
@@ -113,6 +115,7 @@ class ValidateResponse(BaseModel):
     summary="Compile a constraint and show its canonical form, without generating",
 )
 async def validate(body: ValidateRequest) -> ValidateResponse:
+    require_text(body)
     language, args = body.constraint_args()
     try:
         constraint = await off_loop(compile_constraint, language, *args)

@@ -8,11 +8,13 @@ with a 400 naming it; nothing is dropped on the way.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from engine.params import SamplingParams
 from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
 from frontend.errors import APIError
+from frontend.text_fields import require_text
 from frontend.translation_cache import translation_cache
 from grammar_compiler import ConstraintError
 from grammar_compiler.canonical import CanonicalConstraint
@@ -36,6 +38,9 @@ class CompletionPlan:
     """``n``: the choices returned per prompt (the best by log probability
     when best_of generated more)."""
     constraint: CanonicalConstraint | None
+    constraint_field: str | None
+    """The request field the constraint came from (grammar, response_format,
+    tools): the ``param`` of an error the decoder finds in it."""
     calls_tools: bool
     """The output may be tool calls: parse them and report ``tool_calls``."""
     logprobs: int | None
@@ -49,13 +54,21 @@ class CompletionPlan:
         return self.params.n > self.choices_per_prompt
 
 
-def plan_completion(body: CompletionRequest, served_model: str) -> CompletionPlan:
-    """Validates everything a field's type alone cannot and builds the plan."""
-    if body.model not in (served_model, "default"):
+def plan_completion(
+    body: CompletionRequest, served_model: str, aliases: Collection[str] = ()
+) -> CompletionPlan:
+    """Validates everything a field's type alone cannot and builds the plan.
+
+    The one served model answers to its name, its ``aliases``, ``"default"``
+    and no name at all; responses report its own name.
+    """
+    require_text(body)
+    if body.model is not None and body.model not in (served_model, "default", *aliases):
+        also = "".join(f", `{alias}`" for alias in aliases if alias != served_model)
         raise APIError(
             404,
-            f"The model `{body.model}` does not exist; this server serves `{served_model}` "
-            '(or use "default").',
+            f"The model `{body.model}` does not exist; this server serves `{served_model}`"
+            f'{also} (or use "default", or leave model out).',
             param="model",
             code="model_not_found",
         )
@@ -83,7 +96,7 @@ def plan_completion(body: CompletionRequest, served_model: str) -> CompletionPla
             "sequences per request",
             param="n" if best_of == n else "best_of",
         )
-    constraint, calls_tools = _constraint(body)
+    constraint, constraint_field, calls_tools = _constraint(body)
     params = _sampling(body, best_of)
     return CompletionPlan(
         model=served_model,
@@ -91,6 +104,7 @@ def plan_completion(body: CompletionRequest, served_model: str) -> CompletionPla
         params=params,
         choices_per_prompt=n,
         constraint=constraint,
+        constraint_field=constraint_field,
         calls_tools=calls_tools,
         logprobs=body.logprobs,
         echo=bool(body.echo),
@@ -180,11 +194,20 @@ def _sampling(body: CompletionRequest, sequences: int) -> SamplingParams:
     )
 
 
-def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bool]:
-    """The one constraint of the request, from whichever field gives it."""
+def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, str | None, bool]:
+    """The one constraint of the request, the field that gives it, and whether
+    the output may be tool calls.
+
+    Without tools (absent, null or empty), ``tool_choice`` "auto" or "none"
+    means no constraint, as the documents have it; one that needs a tool to
+    call cannot be honoured.
+    """
     tool_choice = body.tool_choice
-    if tool_choice is not None and not body.tools:
-        raise APIError(400, "tool_choice: needs tools", param="tool_choice")
+    if not body.tools and tool_choice not in (None, "none", "auto"):
+        wanted = '"required"' if tool_choice == "required" else "a named function"
+        raise APIError(
+            400, f"tool_choice: {wanted} needs at least one tool in tools", param="tool_choice"
+        )
     sources = []
     if body.grammar is not None:
         sources.append("grammar")
@@ -201,12 +224,12 @@ def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bo
         )
     try:
         if body.grammar is not None:
-            return _grammar(body.grammar.type, _as_text(body.grammar.value)), False
+            return _grammar(body.grammar.type, _as_text(body.grammar.value)), "grammar", False
         if "response_format" in sources:
             # json.dumps, not model_dump_json: pydantic refuses deep nesting with a
             # serialization error, where the schema's own depth limit names the problem.
             response_format = body.response_format.model_dump(by_alias=True, exclude_none=True)
-            return _response_format(json.dumps(response_format)), False
+            return _response_format(json.dumps(response_format)), "response_format", False
         if body.tools:  # checked even under tool_choice "none"
             tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
             choice = (
@@ -215,13 +238,16 @@ def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, bo
                 else json.dumps(tool_choice or "auto")
             )
             constraint = _tools(tools, choice)
-            return constraint, constraint is not None
+            if constraint is None:  # tool_choice "none"
+                return None, None, False
+            return constraint, "tools", True
     except ConstraintError as error:
-        raise APIError(400, str(error), param=getattr(error, "field", None)) from None
+        field = getattr(error, "field", None) or (sources[0] if sources else "tools")
+        raise APIError(400, str(error), param=field) from None
     except RecursionError:  # nesting too deep for json.dumps: no schema allows it anyway
         field = sources[0] if sources else "tools"
         raise APIError(400, f"{field}: nests too deeply", param=field) from None
-    return None, False
+    return None, None, False
 
 
 def _as_text(value: str | dict) -> str:

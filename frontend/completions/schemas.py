@@ -2,8 +2,12 @@
 
 The union of openai-completions-with-grammar.txt and completions-extended.txt,
 field by field. Unknown fields are refused (a typo is never silently ignored);
-ranges are the documents' own, read as inclusive bounds where a default sits
-on the bound (``top_p`` defaults to 1).
+types are strict (``"max_tokens": "3"`` and ``"echo": "yes"`` are refused, not
+coerced; an integer is a valid number, as JSON clients send ``1`` for ``1.0``);
+``null`` means the default wherever the documents allow it; ranges are the
+documents' own, read as inclusive bounds where a default sits on the bound
+(``top_p`` defaults to 1). ``model`` is optional, as
+openai-completions-with-grammar.txt has it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from engine.params import MAX_LOGIT_BIAS
 
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64
@@ -27,7 +33,7 @@ Prompt = (
 class Grammar(BaseModel):
     """A constraint on the whole completion."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     type: Literal["regex", "json_schema", "lark", "llguidance", "gbnf", "ebnf", "bnf"] = Field(
         description="regex: Python-style regular expression; json_schema: a JSON Schema; lark: "
@@ -38,7 +44,7 @@ class Grammar(BaseModel):
 
 
 class FunctionDefinition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str
     description: str | None = None
@@ -51,20 +57,20 @@ class FunctionDefinition(BaseModel):
 
 
 class Tool(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     type: Literal["function"]
     function: FunctionDefinition
 
 
 class NamedFunction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str
 
 
 class NamedToolChoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     type: Literal["function"]
     function: NamedFunction
@@ -74,7 +80,7 @@ class ResponseFormat(BaseModel):
     """``text``; ``json_object`` with an optional ``schema``; or OpenAI's
     ``json_schema`` with ``json_schema: {name, schema, strict}``."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     type: Literal["text", "json_object", "json_schema"]
     schema_: dict[str, Any] | None = Field(None, alias="schema")
@@ -84,6 +90,7 @@ class ResponseFormat(BaseModel):
 class CompletionRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [
                 {
@@ -97,7 +104,11 @@ class CompletionRequest(BaseModel):
         },
     )
 
-    model: str = Field(description='Model id; "default" targets the only loaded model.')
+    model: str | None = Field(
+        None,
+        description="Model id: the served name, one of its aliases (CT_SERVED_MODEL_NAMES) or "
+        '"default"; absent or null targets the only loaded model.',
+    )
     prompt: Prompt = Field(
         description="A string, a list of strings, a list of token ids, or a list of token-id "
         "lists. Several prompts give several choices, indexed prompt by prompt."
@@ -122,7 +133,9 @@ class CompletionRequest(BaseModel):
     frequency_penalty: float | None = Field(0.0, ge=-2.0, le=2.0)
     repetition_penalty: float | None = Field(1.0, gt=0.0, le=2.0)
     logit_bias: dict[str, float] | None = Field(
-        None, description="Token id (as a string) to a bias in -100..100 added to its logit."
+        None,
+        max_length=MAX_LOGIT_BIAS,
+        description="Token id (as a string) to a bias in -100..100 added to its logit.",
     )
     dry_multiplier: float | None = Field(None, ge=0.0)
     dry_base: float | None = Field(None, ge=1.0)
@@ -163,10 +176,15 @@ class ToolCall(BaseModel):
 class CompletionChoice(BaseModel):
     index: int
     text: str
-    logprobs: LegacyLogprobs | None = None
+    logprobs: LegacyLogprobs | None = Field(
+        None, description="null unless requested, streamed or not (OpenAI's shape)."
+    )
     finish_reason: Literal["stop", "length", "tool_calls"] | None = None
     tool_calls: list[ToolCall] | None = Field(
-        None, description="The tool calls in text, parsed (an extension of the legacy format)."
+        None,
+        exclude_if=lambda calls: calls is None,
+        description="The tool calls in text, parsed (an extension of the legacy format, "
+        "present only when the output is calls).",
     )
 
 

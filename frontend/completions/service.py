@@ -59,7 +59,7 @@ async def _merged_chunks(
         while remaining:
             run, chunk, error = await queue.get()
             if error is not None:
-                raise error
+                raise _located(error, plan)
             if chunk is None:
                 remaining -= 1
                 continue
@@ -68,6 +68,14 @@ async def _merged_chunks(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _located(error: Exception, plan: CompletionPlan) -> Exception:
+    """An error the decoder found in the constraint names the request field
+    that gave it (the decoder knows it only as ``constraint``)."""
+    if isinstance(error, APIError) and error.param == "constraint":
+        error.param = plan.constraint_field
+    return error
 
 
 def _usage(runs: list[PromptRun]) -> Usage:

@@ -19,6 +19,7 @@ from triton_runtime.server import FrontendServer, TritonServer
 REPO_ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "test-key-0123456789"
 MODEL_NAME = "tiny-demo"
+MODEL_ALIAS = "mistral"  # the model openai-completions-with-grammar.txt's example asks for
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,12 @@ def triton(
 def service(triton: TritonServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     logs = tmp_path_factory.mktemp("frontend-logs")
     frontend = FrontendServer(
-        env={"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY, "CT_MODEL_NAME": MODEL_NAME},
+        env={
+            "CT_TRITON_URL": triton.grpc_url,
+            "CT_API_KEYS": API_KEY,
+            "CT_MODEL_NAME": MODEL_NAME,
+            "CT_SERVED_MODEL_NAMES": MODEL_ALIAS,
+        },
         log_file=logs / "frontend.log",
     )
     with frontend:

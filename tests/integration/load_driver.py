@@ -246,18 +246,21 @@ def check_tool_choices(answer: dict[str, Any], tools: Mapping[str, Judge]) -> No
 
 
 def check_pattern_answer(answer: dict[str, Any], *, max_new_tokens: int, judge: Judge) -> str:
-    """``/v1/completion/regex`` and ``/cfg``: {completion, tokens_generated, stop_reason}."""
-    _require(
-        set(answer) == {"completion", "tokens_generated", "stop_reason"}, f"keys {sorted(answer)}"
-    )
+    """``/v1/completion/regex`` and ``/cfg``: {completion, tokens_generated, stop_reason,
+    matched}; a full match cut by the token limit is judged whole."""
+    keys = {"completion", "tokens_generated", "stop_reason", "matched"}
+    _require(set(answer) == keys, f"keys {sorted(answer)}")
     tokens, reason, text = answer["tokens_generated"], answer["stop_reason"], answer["completion"]
     _require(1 <= tokens <= max_new_tokens, f"tokens_generated {tokens}")
     if reason == "pattern_match":
+        _require(answer["matched"] is True, "pattern_match without matched")
         judge.full(text)
         return FINISHED
     _require(reason == "token_limit", f"stop_reason {reason!r} (completion {text!r})")
     _require(tokens == max_new_tokens, f"token_limit after {tokens} of {max_new_tokens} tokens")
-    if judge.prefix is not None:
+    if answer["matched"]:
+        judge.full(text)
+    elif judge.prefix is not None:
         judge.prefix(text)
     return CUT
 

@@ -21,7 +21,7 @@ from transformers import AutoTokenizer
 
 from grammar_compiler.tool_calls import ToolCall, parse_tool_calls
 
-from .conftest import API_KEY, MODEL_NAME, Service
+from .conftest import API_KEY, MODEL_ALIAS, MODEL_NAME, Service
 
 GREEDY = {"temperature": 0}
 
@@ -47,9 +47,9 @@ def _tokens(choice) -> list[str]:
 # -- the basics -------------------------------------------------------------
 
 
-def test_models_lists_the_served_model(service: Service) -> None:
+def test_models_lists_the_served_model_and_its_alias(service: Service) -> None:
     models = service.sdk().models.list()
-    assert [model.id for model in models.data] == [MODEL_NAME]
+    assert [model.id for model in models.data] == [MODEL_NAME, MODEL_ALIAS]
 
 
 def test_plain_completion_has_the_documented_shape(service: Service) -> None:

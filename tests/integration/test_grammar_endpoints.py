@@ -53,7 +53,8 @@ def test_cfg_documented_example(service: Service) -> None:
     response = _post(service, "/v1/completion/cfg", body)
     assert response.status_code == 200, response.text
     result = response.json()
-    assert set(result) == {"completion", "tokens_generated", "stop_reason"}
+    assert set(result) == {"completion", "tokens_generated", "stop_reason", "matched"}
+    assert result["matched"] == (result["completion"] in {"noun verb", "verb noun"})
     if result["stop_reason"] == "pattern_match":
         assert result["completion"] in {"noun verb", "verb noun"}
     else:

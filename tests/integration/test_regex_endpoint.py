@@ -30,10 +30,11 @@ def _post(service: Service, body: dict, **kwargs) -> httpx.Response:
 
 
 def _assert_valid(pattern: str | list[str], body: dict) -> None:
-    assert set(body) == {"completion", "tokens_generated", "stop_reason"}
+    assert set(body) == {"completion", "tokens_generated", "stop_reason", "matched"}
     assert isinstance(body["tokens_generated"], int) and body["tokens_generated"] >= 1
+    assert body["matched"] == matches(pattern, body["completion"]), body
     if body["stop_reason"] == "pattern_match":
-        assert matches(pattern, body["completion"]), body
+        assert body["matched"], body
     else:
         assert body["stop_reason"] == "token_limit", body
         assert could_still_match(pattern, body["completion"]), body
@@ -83,7 +84,12 @@ def test_defaults_cut_long_patterns_at_five_tokens(service: Service) -> None:
     response = _post(service, {"prompt": "Spell: ", "pattern": "[a-z]{200}"})
     assert response.status_code == 200, response.text
     result = response.json()
-    assert result == {**result, "stop_reason": "token_limit", "tokens_generated": 5}
+    assert result == {
+        **result,
+        "stop_reason": "token_limit",
+        "tokens_generated": 5,
+        "matched": False,
+    }
     assert could_still_match("[a-z]{200}", result["completion"])
 
 
@@ -123,8 +129,12 @@ def test_stop_after_match_controls_when_generation_ends(service: Service) -> Non
         },
     ).json()
     _assert_valid("[a-z]+", keep_going)
-    # It goes on while the pattern allows more: to the limit, or until the model ends a full match.
-    assert keep_going["tokens_generated"] == 12 or keep_going["stop_reason"] == "pattern_match"
+    # It goes on while the pattern allows more: to the limit (which ended it, although
+    # the text is a full match), or until the model ends a full match.
+    if keep_going["stop_reason"] == "token_limit":
+        assert keep_going["tokens_generated"] == 12 and keep_going["matched"]
+    else:
+        assert keep_going["stop_reason"] == "pattern_match" and keep_going["matched"]
 
 
 def test_concurrent_requests_are_all_answered_correctly(service: Service) -> None:

@@ -23,7 +23,7 @@ from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
-from engine.request import INVALID_ARGUMENT_PREFIX, GenerationRequest, StepOutput
+from engine.request import GenerationRequest, StepOutput, invalid_argument_text
 from engine.settings import model_parameter, resolve_model_dir
 from engine.text_window import decode_window
 
@@ -63,10 +63,10 @@ class _ResponseBuilder:
         return pb_utils.InferenceResponse(output_tensors=tensors)
 
 
-def _error_response(message: str, invalid_argument: bool):
+def _error_response(message: str, invalid_argument: bool, field: str | None = None):
     if invalid_argument:
         error = pb_utils.TritonError(
-            INVALID_ARGUMENT_PREFIX + message, pb_utils.TritonError.INVALID_ARG
+            invalid_argument_text(message, field), pb_utils.TritonError.INVALID_ARG
         )
     else:
         error = pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
@@ -83,8 +83,8 @@ class _ResponseSink:
     def send(self, output: StepOutput) -> None:
         self._outbox.put((self, output))
 
-    def fail(self, message: str, *, invalid_argument: bool) -> None:
-        self._outbox.put((self, _error_response(message, invalid_argument)))
+    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
+        self._outbox.put((self, _error_response(message, invalid_argument, field)))
 
     def acknowledge(self) -> None:
         """A final response without outputs: a cancellation (or health probe) is
