@@ -64,6 +64,7 @@ class Instantiator:
     def __init__(self, declarations: Mapping[str, Declaration]) -> None:
         self._taken_names = set(declarations)
         self._instances: dict[str, Instance] = {}
+        self._generic_instances = 0
 
     def instance(
         self, declaration: Declaration, arguments: tuple[Any, ...], token: Token | None
@@ -79,7 +80,7 @@ class Instantiator:
                 raise error_at(
                     token, f"{declaration.name!r} is not generic: it takes no type arguments"
                 )
-            return self._known(declaration.name) or self._add(
+            return self._instances.get(declaration.name) or self._add(
                 Instance(
                     declaration.name,
                     declaration.name,
@@ -92,27 +93,29 @@ class Instantiator:
         text = _arguments_text(arguments)
         if text is None:
             raise error_at(
-                token, _endless(declaration, f"its arguments exceed {MAX_ARGUMENT_TEXT} characters")
+                token,
+                _endless(
+                    declaration, f"its type arguments grow past {MAX_ARGUMENT_TEXT} characters here"
+                ),
             )
         key = f"{declaration.name}<{text}>"
-        known = self._known(key)
+        known = self._instances.get(key)
         if known is not None:
             return known
         if any(_nesting(a) > MAX_ARGUMENT_NESTING for a in arguments):
             raise error_at(
                 token,
                 _endless(
-                    declaration, f"its arguments nest deeper than {MAX_ARGUMENT_NESTING} levels"
+                    declaration,
+                    f"its type arguments grow past {MAX_ARGUMENT_NESTING} levels of nesting here",
                 ),
             )
-        if (
-            sum(1 for i in self._instances.values() if i.key != i.declaration.name)
-            >= MAX_INSTANTIATIONS
-        ):
+        if self._generic_instances >= MAX_INSTANTIATIONS:
             raise error_at(
                 token,
                 f"more than {MAX_INSTANTIATIONS} instantiations of generic types (at {key[:80]})",
             )
+        self._generic_instances += 1
         bindings = {p.name: a for p, a in zip(declaration.parameters, arguments, strict=True)}
         return self._add(
             Instance(
@@ -123,9 +126,6 @@ class Instantiator:
                 tuple(substitute(base, bindings) for base in declaration.extends),
             )
         )
-
-    def _known(self, key: str) -> Instance | None:
-        return self._instances.get(key)
 
     def _add(self, instance: Instance) -> Instance:
         self._instances[instance.key] = instance
@@ -300,7 +300,4 @@ def _mangled(key: str) -> str:
 
 
 def _endless(declaration: Declaration, why: str) -> str:
-    return (
-        f"generic type {declaration.name!r} expands without end: instantiating it, {why} "
-        "(does it pass itself ever larger arguments?)"
-    )
+    return f"generic type {declaration.name!r} expands without end: {why}"
