@@ -480,6 +480,80 @@ def test_errors_are_located(
     assert (error.line, error.column) == (line, column), str(error)
 
 
+PROGRAM = "(it describes a program, not data)"
+
+
+@pytest.mark.parametrize(
+    ("source", "construct", "line", "column"),
+    [
+        ("export type T = (x: number) => string", "function type", 1, 17),
+        ("type T = { onClick: (event: MouseEvent) => void }", "function type", 1, 21),
+        ("type T = { f: <X>(x: X) => X }", "generic function type", 1, 15),
+        ("type T = { make: new () => Date }", "constructor type", 1, 18),
+        ("export type T = { f(): void }", "method signature", 1, 19),
+        (
+            "interface T {\n  name: string\n  greet?(who: string): string\n}",
+            "method signature",
+            3,
+            3,
+        ),
+        ("interface T { map<X>(f: X): X }", "method signature", 1, 15),
+        ("interface T { (): void }", "call signature", 1, 15),
+        ("interface T { new (): T }", "construct signature", 1, 15),
+        ("interface T { get size(): number }", "get accessor", 1, 15),
+        ("export class C {}\ntype T = 1", "class", 1, 8),
+        ("abstract class C {}\ntype T = 1", "class", 1, 1),
+        ("type T = 1\nfunction f(): T { return 1 }", "function", 2, 1),
+        ("type T = 1\nexport async function f() {}", "function", 2, 8),
+        ("export const x = 1\ntype T = 1", "value declaration", 1, 8),
+        ("let x: number\ntype T = 1", "value declaration", 1, 1),
+        ("type T = 1\nvar x = { a: 1 }", "value declaration", 2, 1),
+        ("declare const x: number\ntype T = 1", "value declaration", 1, 9),
+        ("declare function f(): void\ntype T = 1", "function", 1, 9),
+    ],
+)
+def test_programs_are_refused_as_not_data(
+    source: str, construct: str, line: int, column: int
+) -> None:
+    with pytest.raises(ConstraintError) as caught:
+        compile_typescript(source, "T")
+    error = caught.value
+    assert error.message == f"unsupported construct '{construct}' {PROGRAM}"
+    assert (error.line, error.column) == (line, column), str(error)
+
+
+def test_enums_of_literals_are_data() -> None:
+    source = (
+        "enum Size { S = 's', M = 'm' }\n"
+        "const enum Level { Low = -1, Mid, High = 10 }\n"
+        "type T = [Size, Level]"
+    )
+    schema = typescript_to_json_schema(source, "T")
+    assert schema["$defs"]["Size"] == {"enum": ["s", "m"]}
+    assert schema["$defs"]["Level"] == {"enum": [-1, 0, 10]}
+
+
+@pytest.mark.parametrize("count", [2, 64, 65, 200])
+def test_a_union_of_object_types_is_one_flat_any_of(count: int) -> None:
+    """One branch per member, in order, whatever the count: combining branches (and
+    refusing what cannot be combined) is compile_json_schema's business."""
+    declarations = "\n".join(
+        f"interface T{i} {{ kind: 'k{i}'; v{i}: number }}" for i in range(count)
+    )
+    members = " | ".join(f"T{i}" for i in range(count))
+    nested = f"({' | '.join(f'T{i}' for i in range(count // 2))}) | " + " | ".join(
+        f"T{i}" for i in range(count // 2, count)
+    )
+    inline = " | ".join(f"{{ kind: 'k{i}'; v: number }}" for i in range(count))
+    source = f"{declarations}\ntype U = {members}\ntype N = {nested}\ntype I = {inline}"
+    refs = [{"$ref": f"#/$defs/T{i}"} for i in range(count)]
+    assert typescript_to_json_schema(source, "U")["$defs"]["U"] == {"anyOf": refs}
+    assert typescript_to_json_schema(source, "N")["$defs"]["N"] == {"anyOf": refs}
+    assert typescript_to_json_schema(source, "I")["$defs"]["I"] == {
+        "anyOf": [_object({"kind": {"const": f"k{i}"}, "v": NUMBER}) for i in range(count)]
+    }
+
+
 def test_unknown_type_name_lists_the_declared_types() -> None:
     source = (
         "export type A = string\nexport interface B { b: A }\ntype Hidden = number\n"

@@ -296,7 +296,7 @@ def _mangled(key: str) -> str:
     """``Page<Result<User>>`` -> ``Page_Result_User``: a ``$defs`` name that needs no escaping."""
     for piece, word in _NAME_PIECES:
         key = key.replace(piece, word)
-    return re.sub(r"[^A-Za-z0-9_$]+", "_", key).strip("_")
+    return re.sub(r"[^A-Za-z0-9$]+", "_", key).strip("_")
 
 
 def _endless(declaration: Declaration, why: str) -> str:

@@ -279,7 +279,7 @@ class _Parser:
             return ()
         parameters: list[TypeParameter] = []
         while True:
-            if self.token.text in _TYPE_PARAMETER_MODIFIERS and self.peek().kind == "name":
+            while self.token.text in _TYPE_PARAMETER_MODIFIERS and self.peek().kind == "name":
                 self.advance()
             token = self.name("a type parameter name")
             if any(p.name == token.text for p in parameters):
