@@ -172,6 +172,20 @@ def test_type_parameter_constraints_and_modifiers_are_read() -> None:
     assert list(defs.values()) == [_object({"k": {"const": "x"}, "v": NUMBER})]
 
 
+def test_constraints_may_use_what_data_types_cannot() -> None:
+    """A constraint limits the arguments, not the values: it is passed over, not translated."""
+    source = (
+        "interface Pick2<T extends { [k: string]: unknown }, F extends (x: T) => Array<F>,\n"
+        "  K extends keyof T = 'a'> { value: T; key: K; f: F }\n"
+        "type S = Pick2<{ a: 1 }, 0>"
+    )
+    _, defs = _defs(source, "S")
+    assert defs["S"] == _ref("Pick2_a_1_0_a")
+    assert defs["Pick2_a_1_0_a"] == _object(
+        {"value": _object({"a": {"const": 1}}), "key": {"const": "a"}, "f": {"const": 0}}
+    )
+
+
 # ---------------------------------------------------------------------------
 # Mistakes, located
 

@@ -285,7 +285,7 @@ class _Parser:
             if any(p.name == token.text for p in parameters):
                 raise self.error(f"duplicate type parameter {token.text!r}", token)
             if self.accept("extends"):
-                self.type()
+                self._skip_constraint()
             default = self.type() if self.accept("=") else None
             if default is None and parameters and parameters[-1].default is not None:
                 raise self.error(
@@ -299,6 +299,24 @@ class _Parser:
                 break
         self.expect(">", "',' or '>'")
         return tuple(parameters)
+
+    def _skip_constraint(self) -> None:
+        """Passes over ``C`` of ``T extends C``: it limits which arguments a program may
+        pass, not the values of the type the arguments make, so it may use what data
+        types cannot (``keyof U``, function types)."""
+        start, first, depth = self.token, self.index, 0
+        while not (depth == 0 and self.at(",", "=", ">")):
+            if self.token.kind == "end":
+                raise self.error(
+                    "expected ',', '=' or '>' after a type parameter's constraint", start
+                )
+            if self.at("<", "(", "[", "{"):
+                depth += 1
+            elif self.at(">", ")", "]", "}"):
+                depth -= 1
+            self.advance()
+        if self.index == first:
+            raise self.error(f"expected a type, found {describe(self.token)}")
 
     def _end_statement(self) -> None:
         if self.accept(";") or self.token.kind == "end" or self.at("}"):
