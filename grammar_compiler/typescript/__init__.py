@@ -24,10 +24,10 @@ The subset:
   type may be ``type_name``.
 * generic type aliases and interfaces: ``type Pair<T> = [T, T]``,
   ``interface Box<T, U = string> { ... }`` used as ``Pair<string>`` or
-  ``Box<number>`` (defaults filled in, constraints ``T extends C`` read
-  and not needed), nested (``Page<Result<User>>``) and recursive
-  (``Tree<T>``). A generic may be ``type_name`` when all its type
-  parameters have defaults.
+  ``Box<number>`` (defaults filled in, constraints ``T extends C`` passed
+  over: they limit the arguments, not the values), nested
+  (``Page<Result<User>>``) and recursive (``Tree<T>``). A generic may be
+  ``type_name`` when all its type parameters have defaults.
 * ``string``, ``number``, ``boolean``, ``null``, ``any``/``unknown`` (any
   JSON), ``object`` (object or array), ``Date`` (an ISO 8601 date-time
   string, as ``JSON.stringify`` writes it); string, number and boolean
