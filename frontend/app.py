@@ -11,7 +11,7 @@ from starlette.types import ASGIApp
 
 from frontend.api import cfg, completions, health, models, regex, typed, validate
 from frontend.body_limit import BodyLimitMiddleware
-from frontend.errors import install_error_handlers
+from frontend.errors import UnexpectedErrorMiddleware, install_error_handlers
 from frontend.logs import configure_logging
 from frontend.metrics import install_metrics
 from frontend.request_context import RequestContextMiddleware
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     install_metrics(app)
+    app.add_middleware(UnexpectedErrorMiddleware)  # last added: outermost, so around the rest
     for module in (health, regex, cfg, typed, validate, completions, models):
         app.include_router(module.router)
     return app

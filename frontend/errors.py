@@ -10,6 +10,13 @@ A body that is not JSON is a 400 on every route, saying what is wrong and
 where (line and column); a JSON body whose fields are wrong is a 400 on the
 OpenAI routes (with ``param``) and a 422 on the others. ``param`` is null only
 for errors about the body as a whole (not JSON, not an object).
+
+A crash (an exception no handler expects) is answered by
+``UnexpectedErrorMiddleware``, not by an exception handler: Starlette runs a
+handler for ``Exception`` in its outermost layer, which re-raises after
+sending the 500, and uvicorn closes the connection of an application that
+raised, so the client's next request on that keep-alive connection was
+dropped. The middleware answers and returns normally instead.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +200,39 @@ def install_error_handlers(app: FastAPI) -> None:
             APIError(error.status_code, str(error.detail), headers=getattr(error, "headers", None)),
         )
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-        logger.exception("unhandled error on %s", request.url.path, exc_info=error)
-        return error_response(request, APIError(500, "internal server error"))
+
+class UnexpectedErrorMiddleware:
+    """Answers an exception no handler expects with a 500 in the route's shape, and
+    keeps the connection open for the client's next request.
+
+    Installed as the outermost middleware that ``add_middleware`` reaches, so
+    it also covers the metrics and body-limit layers. A response already under
+    way (a stream that failed mid-way) cannot be turned into a 500: the
+    exception goes on, and the server closes the connection, the only way
+    left to tell the client the response is incomplete.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        started = False
+
+        async def send_noting_start(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._app(scope, receive, send_noting_start)
+        except Exception as error:
+            if started:
+                raise
+            request = Request(scope)
+            logger.exception("unhandled error on %s", request.url.path, exc_info=error)
+            await error_response(request, APIError(500, "internal server error"))(
+                scope, receive, send
+            )

@@ -10,6 +10,14 @@ XGRAMMAR_VERSION="0.2.8"
 stamp=".venv/.setup-stamp"
 wanted="$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1) xgrammar==${XGRAMMAR_VERSION}"
 
+# The integration tests judge /v1/completion/typed outputs with the real
+# TypeScript compiler, pinned in tests/integration/typescript_judge.
+judge="tests/integration/typescript_judge"
+if [ ! -x "$judge/node_modules/.bin/tsc" ]; then
+  echo "setup: installing the TypeScript compiler for the tests (npm ci in $judge)"
+  npm ci --prefix "$judge" --no-audit --no-fund --silent
+fi
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && [ -x .venv/bin/python ]; then
   exit 0
 fi

@@ -45,9 +45,16 @@ class TypedCompletionRequest(BaseModel):
 
     prompt: str = Field(description="The prompt to generate from.")
     schema_: str = Field(
-        alias="schema", min_length=1, description="Exported TypeScript definitions."
+        alias="schema",
+        min_length=1,
+        description="TypeScript definitions (type aliases, interfaces, enums; generics allowed), "
+        "exported or not.",
     )
-    type_name: str = Field(min_length=1, description="The exported type the completion must have.")
+    type_name: str = Field(
+        min_length=1,
+        description="The declared type the completion must have (a generic one only when every "
+        "type parameter has a default).",
+    )
     max_tokens: int = Field(
         256, ge=1, le=8192, description="The maximum number of tokens to generate."
     )

@@ -151,6 +151,14 @@ TYPESCRIPT = {
         "export type T = " + " | ".join(f'"v{i}"' for i in range(20_000)) + ";",
         "(at most 10000)",
     ),
+    "ts_generic_doubling": (
+        "type D<X> = { a?: D<[X, X]>; b: X };\ntype T = D<number>;",
+        "expands without end",
+    ),
+    "ts_generic_instantiations": (
+        "type B<X> = { b: X };\ntype T = [" + ", ".join(f"B<{i}>" for i in range(1000)) + "];",
+        "more than 256 instantiations",
+    ),
 }
 TOKENS = {"max_new_tokens": 2}
 COMPLETION = {"model": "default", "prompt": "x", "max_tokens": 2}

@@ -1,0 +1,103 @@
+"""TypeScript type definitions in, a JSON Schema (and xgrammar's form of it) out.
+
+``/v1/completion/typed`` takes TypeScript declarations and the name of one
+of them; the output must be JSON of that type. Two stages, one module each:
+
+* the reader: ``tokens`` (a hand-written tokenizer that keeps comments for
+  descriptions) and ``parser`` (recursive descent over the part of
+  TypeScript that describes JSON data) build the declarations AST of
+  ``syntax``;
+* the schema builder: ``schema_builder`` turns the AST into a JSON Schema
+  (2020-12, one ``$defs`` entry per declaration and per instantiation of a
+  generic one, made by ``generics``, so recursive types work).
+
+The schema is compiled by :func:`compile_json_schema` in strict mode.
+Anything outside the subset is refused with its line and column, naming the
+construct.
+
+The subset:
+
+* ``type X = T;``, ``interface X extends A, B { ... }``, the
+  ``type X { ... }`` form of the API documentation, ``enum`` and
+  ``const enum`` (string and numeric literal members, auto-incremented),
+  each with or without ``export``, and ``export { X, Y }``. Any declared
+  type may be ``type_name``.
+* generic type aliases and interfaces: ``type Pair<T> = [T, T]``,
+  ``interface Box<T, U = string> { ... }`` used as ``Pair<string>`` or
+  ``Box<number>`` (defaults filled in, constraints ``T extends C`` passed
+  over: they limit the arguments, not the values), nested
+  (``Page<Result<User>>``) and recursive (``Tree<T>``). A generic may be
+  ``type_name`` when all its type parameters have defaults.
+* ``string``, ``number``, ``boolean``, ``null``, ``any``/``unknown`` (any
+  JSON), ``object`` (object or array), ``Date`` (an ISO 8601 date-time
+  string, as ``JSON.stringify`` writes it); string, number and boolean
+  literal types; ``Enum.Member``.
+* unions (a leading ``|`` allowed; unions of literals become ``enum``, other
+  unions a flat ``anyOf`` of their members), intersections of object types
+  (merged), parentheses.
+* ``T[]``, ``readonly T[]``, ``Array<T>``, ``ReadonlyArray<T>``; tuples with
+  optional (``T?``), named (``x: T``) and rest (``...T[]``) elements.
+* object types: members separated by ``;``, ``,`` or line breaks, optional
+  members (``x?: T``; ``| undefined`` is dropped there), ``readonly``,
+  quoted names, index signatures ``[key: string]: T``. Objects are closed
+  (``additionalProperties: false``) unless they have an index signature.
+* ``Record<string, T>`` and ``Record<"a" | "b", T>``; ``Partial``,
+  ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types.
+* ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
+  after a member on its line, become ``description``.
+
+Refused as describing programs, not data: function and constructor types,
+method, call and construct signatures, accessors, classes, functions and
+value declarations (``const``, ``let``, ``var``). Refused by name:
+conditional, mapped and indexed-access types, ``keyof``/``typeof``,
+template literal types, ``bigint``, ``symbol``, ``undefined`` outside
+optional members, ``void``/``never``, computed enum members, namespaces,
+imports, and generics that expand without end (``type T<X> = T<X[]>``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema import compile_json_schema
+from grammar_compiler.typescript.parser import MAX_NESTING, parse_declarations
+from grammar_compiler.typescript.schema_builder import document_schema
+
+MAX_SOURCE_LENGTH = 256 * 1024
+
+__all__ = [
+    "MAX_NESTING",
+    "MAX_SOURCE_LENGTH",
+    "compile_typescript",
+    "typescript_to_json_schema",
+]
+
+
+def compile_typescript(source: str, type_name: str, *, strict: bool = True) -> CanonicalConstraint:
+    """Compile the declarations to the JSON Schema of ``type_name``, then for xgrammar.
+
+    Raises:
+        ConstraintError: a syntax error or unsupported construct (with line and
+            column), an unknown ``type_name`` (listing the declared ones), or a
+            type no JSON value has.
+    """
+    schema = typescript_to_json_schema(source, type_name)
+    constraint = compile_json_schema(schema, strict=strict)
+    return dataclasses.replace(constraint, source_language="typescript")
+
+
+def typescript_to_json_schema(source: str, type_name: str) -> dict:
+    """The JSON Schema (2020-12) of ``type_name``, for tests and debugging."""
+    if not isinstance(source, str) or not isinstance(type_name, str):
+        raise ConstraintError("TypeScript source and type_name must be strings")
+    if len(source) > MAX_SOURCE_LENGTH:
+        raise ConstraintError(
+            f"TypeScript source too long: {len(source)} characters (at most {MAX_SOURCE_LENGTH})"
+        )
+    declarations = parse_declarations(source)
+    try:
+        return document_schema(declarations, type_name)
+    except RecursionError:  # a long chain of '&', extends or utility types
+        raise ConstraintError("types refer to each other too deeply") from None

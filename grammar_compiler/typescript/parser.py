@@ -1,0 +1,557 @@
+"""Tokens to the declarations AST, by recursive descent over the data-describing part of TypeScript.
+
+Anything outside that part is refused here with its line and column, naming
+the construct; functions, methods, classes and values are refused as what
+they are, descriptions of programs rather than of data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.syntax import (
+    ArrayType,
+    Declaration,
+    Intersection,
+    Keyword,
+    Literal,
+    Member,
+    ObjectType,
+    Reference,
+    TupleElement,
+    TupleType,
+    TypeParameter,
+    Union,
+)
+from grammar_compiler.typescript.tokens import Token, describe, tokenize
+
+MAX_NESTING = 64
+"""Nesting of type expressions (parentheses, objects, arrays, generics)."""
+
+
+def parse_declarations(source: str) -> dict[str, Declaration]:
+    """Every declaration in ``source`` by name (raises ``ConstraintError`` at the first mistake)."""
+    return _Parser(tokenize(source)).declarations()
+
+
+PROGRAM_NOT_DATA = "it describes a program, not data"
+
+_KEYWORD_TYPES = frozenset({"string", "number", "boolean", "any", "unknown", "object", "undefined"})
+_REFUSED_TYPES = {
+    "bigint": "bigint (not JSON-serializable)",
+    "symbol": "symbol (not JSON-serializable)",
+    "void": "void",
+    "never": "never",
+    "keyof": "keyof type operator",
+    "typeof": "typeof type query",
+    "infer": "infer (conditional types)",
+    "unique": "unique symbol",
+}
+_PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
+_REFUSED_STATEMENTS = {
+    "import": "import",
+    "namespace": "namespace",
+    "module": "module declaration",
+    "default": "export default",
+    "@": "decorator",
+    "*": "export * (re-export)",
+}
+_PROGRAM_STATEMENTS = {
+    "class": "class",
+    "abstract": "class",
+    "function": "function",
+    "async": "function",
+    "const": "value declaration",
+    "let": "value declaration",
+    "var": "value declaration",
+}
+_TYPE_PARAMETER_MODIFIERS = frozenset({"const", "in", "out"})
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.index = 0
+        self.depth = 0
+
+    # -- helpers ---------------------------------------------------------
+
+    @property
+    def token(self) -> Token:
+        return self.tokens[self.index]
+
+    def peek(self, offset: int = 1) -> Token:
+        return self.tokens[min(self.index + offset, len(self.tokens) - 1)]
+
+    def at(self, *texts: str) -> bool:
+        return self.token.kind in ("punct", "name") and self.token.text in texts
+
+    def advance(self) -> Token:
+        token = self.token
+        if token.kind != "end":
+            self.index += 1
+        return token
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.advance()
+            return True
+        return False
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        if not self.at(text):
+            raise self.error(f"expected {what or repr(text)}, found {describe(self.token)}")
+        return self.advance()
+
+    def name(self, what: str) -> Token:
+        if self.token.kind != "name":
+            raise self.error(f"expected {what}, found {describe(self.token)}")
+        return self.advance()
+
+    def error(self, message: str, token: Token | None = None) -> ConstraintError:
+        token = token or self.token
+        return ConstraintError(message, line=token.line, column=token.column)
+
+    def unsupported(self, construct: str, token: Token | None = None) -> ConstraintError:
+        return self.error(f"unsupported construct '{construct}'", token)
+
+    def program(self, construct: str, token: Token | None = None) -> ConstraintError:
+        """The refusal of functions, methods, classes and values: no JSON value has their type."""
+        return self.error(f"unsupported construct '{construct}' ({PROGRAM_NOT_DATA})", token)
+
+    def leading_description(self, token: Token, previous: Token | None) -> str | None:
+        """The comments right above ``token`` (no blank line between), not after ``previous``."""
+        block: list[str] = []
+        next_line = token.line
+        for comment in reversed(token.comments):
+            if comment.end_line < next_line - 1 or (previous and comment.line <= previous.line):
+                break
+            block.insert(0, comment.text)
+            next_line = comment.line
+        return "\n".join(t for t in block if t) or None
+
+    def trailing_description(self, last: Token) -> str | None:
+        """A comment after ``last`` on the same line (``x: string; // the x``)."""
+        texts = [c.text for c in self.token.comments if c.line == last.line]
+        return "\n".join(t for t in texts if t) or None
+
+    # -- declarations ----------------------------------------------------
+
+    def declarations(self) -> dict[str, Declaration]:
+        found: dict[str, Declaration] = {}
+        exported_names: list[Token] = []
+        while self.token.kind != "end":
+            if self.accept(";"):
+                continue
+            start = self.token
+            description = self.leading_description(start, None)
+            if self.accept("export") and self.at("{"):
+                exported_names += self._export_list()
+                continue
+            declaration = self._declaration(start)
+            declaration.description = declaration.description or description
+            if declaration.name in found:
+                raise self.error(
+                    f"duplicate declaration of {declaration.name!r}", declaration.token
+                )
+            found[declaration.name] = declaration
+        for token in exported_names:
+            if token.text not in found:
+                raise self.error(f"export of undeclared type {token.text!r}", token)
+        return found
+
+    def _export_list(self) -> list[Token]:
+        self.expect("{")
+        names = []
+        while not self.accept("}"):
+            names.append(self.name("a type name"))
+            if self.at("as"):
+                raise self.unsupported("export ... as (renaming)")
+            if not self.accept(","):
+                self.expect("}", "',' or '}'")
+                break
+        self.accept(";")
+        return names
+
+    def _declaration(self, start: Token) -> Declaration:
+        keyword = self.token
+        if self.at("type"):
+            return self._type_alias()
+        if self.at("interface"):
+            return self._interface()
+        if self.at("enum"):
+            return self._enum()
+        if self.at("const") and self.peek().text == "enum":
+            self.advance()
+            return self._enum()
+        if self.at("declare"):
+            declared = self.peek()
+            if declared.text in _PROGRAM_STATEMENTS:
+                raise self.program(_PROGRAM_STATEMENTS[declared.text], declared)
+            raise self.unsupported("ambient declaration (declare)", keyword)
+        if keyword.text in _PROGRAM_STATEMENTS:
+            raise self.program(_PROGRAM_STATEMENTS[keyword.text], keyword)
+        construct = _REFUSED_STATEMENTS.get(keyword.text)
+        if construct:
+            raise self.unsupported(construct, keyword)
+        raise self.error(
+            f"expected a declaration (type, interface or enum), found {describe(keyword)}"
+        )
+
+    def _type_alias(self) -> Declaration:
+        self.expect("type")
+        name = self.name("a type name")
+        parameters = self._type_parameters()
+        if self.at("{"):  # the documentation's "export type X { ... }"
+            body = self._object()
+        else:
+            self.expect("=", "'=' or '{'")
+            body = self.type()
+        self._end_statement()
+        return Declaration(name.text, "type", name, body=body, parameters=parameters)
+
+    def _interface(self) -> Declaration:
+        self.expect("interface")
+        name = self.name("an interface name")
+        parameters = self._type_parameters()
+        extends: list[Reference] = []
+        if self.accept("extends"):
+            while True:
+                reference = self.primary()
+                if not isinstance(reference, Reference):
+                    raise self.error("an interface can only extend named types", name)
+                extends.append(reference)
+                if not self.accept(","):
+                    break
+        body = self._object()
+        return Declaration(
+            name.text, "interface", name, body=body, extends=tuple(extends), parameters=parameters
+        )
+
+    def _enum(self) -> Declaration:
+        self.expect("enum")
+        name = self.name("an enum name")
+        self.expect("{")
+        members: dict[str, Any] = {}
+        following: Any = 0
+        while not self.accept("}"):
+            member = self.token
+            if member.kind not in ("name", "string"):
+                raise self.error(f"expected an enum member, found {describe(member)}")
+            self.advance()
+            if self.accept("="):
+                value = self._enum_value()
+            elif isinstance(following, int) and not isinstance(following, bool):
+                value = following
+            else:
+                raise self.error("an enum member after a string member needs a value", member)
+            if member.value in members:
+                raise self.error(f"duplicate enum member {member.value!r}", member)
+            members[member.value] = value
+            following = value + 1 if isinstance(value, int) else None
+            if not self.accept(","):
+                self.expect("}", "',' or '}'")
+                break
+        return Declaration(name.text, "enum", name, members=members)
+
+    def _enum_value(self) -> Any:
+        """A literal initializer; an expression (``1 << 2``, ``A``, ``"a" + b``) is refused:
+        TypeScript evaluates it, and this reader does not."""
+        start = self.token
+        negative = self.accept("-")
+        token = self.token
+        value: Any = None
+        if token.kind == "string" and not negative:
+            value = token.value
+        elif token.kind == "number":
+            value = -token.value if negative else token.value
+        if value is None or self.peek().text not in (",", "}"):
+            raise self.unsupported("computed enum member (give a string or number literal)", start)
+        self.advance()
+        return value
+
+    def _type_parameters(self) -> tuple[TypeParameter, ...]:
+        """``<T, U extends V = W>``: the names and defaults (a required one may not follow
+        one with a default, as in TypeScript)."""
+        if not self.accept("<"):
+            return ()
+        parameters: list[TypeParameter] = []
+        while True:
+            while self.token.text in _TYPE_PARAMETER_MODIFIERS and self.peek().kind == "name":
+                self.advance()
+            token = self.name("a type parameter name")
+            if any(p.name == token.text for p in parameters):
+                raise self.error(f"duplicate type parameter {token.text!r}", token)
+            if self.accept("extends"):
+                self._skip_constraint()
+            default = self.type() if self.accept("=") else None
+            if default is None and parameters and parameters[-1].default is not None:
+                raise self.error(
+                    f"type parameter {token.text!r} needs a default: it follows one that has one",
+                    token,
+                )
+            parameters.append(TypeParameter(token.text, token, default))
+            if not self.accept(","):
+                break
+            if self.at(">"):  # a trailing comma
+                break
+        self.expect(">", "',' or '>'")
+        return tuple(parameters)
+
+    def _skip_constraint(self) -> None:
+        """Passes over ``C`` of ``T extends C``: it limits which arguments a program may
+        pass, not the values of the type the arguments make, so it may use what data
+        types cannot (``keyof U``, function types)."""
+        start, first, depth = self.token, self.index, 0
+        while not (depth == 0 and self.at(",", "=", ">")):
+            if self.token.kind == "end":
+                raise self.error(
+                    "expected ',', '=' or '>' after a type parameter's constraint", start
+                )
+            if self.at("<", "(", "[", "{"):
+                depth += 1
+            elif self.at(">", ")", "]", "}"):
+                depth -= 1
+            self.advance()
+        if self.index == first:
+            raise self.error(f"expected a type, found {describe(self.token)}")
+
+    def _end_statement(self) -> None:
+        if self.accept(";") or self.token.kind == "end" or self.at("}"):
+            return
+        if self.token.line > self.tokens[self.index - 1].line:
+            return
+        raise self.error(f"expected ';' or a line break, found {describe(self.token)}")
+
+    # -- types -----------------------------------------------------------
+
+    def type(self) -> Any:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"types nest deeper than {MAX_NESTING} levels")
+        try:
+            result = self._union()
+            if self.at("extends"):
+                raise self.unsupported("conditional type")
+            return result
+        finally:
+            self.depth -= 1
+
+    def _union(self) -> Any:
+        self.accept("|")
+        options = [self._intersection()]
+        while self.accept("|"):
+            options.append(self._intersection())
+        return options[0] if len(options) == 1 else Union(tuple(options))
+
+    def _intersection(self) -> Any:
+        start = self.token
+        self.accept("&")
+        parts = [self._postfix()]
+        while self.accept("&"):
+            parts.append(self._postfix())
+        return parts[0] if len(parts) == 1 else Intersection(tuple(parts), start)
+
+    def _postfix(self) -> Any:
+        if self.at("readonly"):
+            token = self.advance()
+            result = self._postfix()
+            if not isinstance(result, (ArrayType, TupleType)):
+                raise self.error("'readonly' applies only to array and tuple types", token)
+            return result
+        result = self.primary()
+        while self.at("[") and self.token.line == self.tokens[self.index - 1].line:
+            bracket = self.advance()
+            if not self.accept("]"):
+                raise self.unsupported("indexed access type", bracket)
+            result = ArrayType(result)
+        return result
+
+    def primary(self) -> Any:
+        token = self.token
+        if token.kind == "string":
+            self.advance()
+            return Literal(token.value)
+        if token.kind == "number":
+            self.advance()
+            return Literal(token.value)
+        if self.at("-") and self.peek().kind == "number":
+            self.advance()
+            return Literal(-self.advance().value)
+        if self.at("("):
+            return self._parenthesized()
+        if self.at("{"):
+            return self._object()
+        if self.at("["):
+            return self._tuple()
+        if token.kind == "name":
+            return self._named()
+        if self.at("<"):
+            raise self.program("generic function type")
+        raise self.error(f"expected a type, found {describe(token)}")
+
+    def _parenthesized(self) -> Any:
+        start = self.token
+        if self._is_function_type():
+            raise self.program("function type", start)
+        self.advance()
+        inner = self.type()
+        self.expect(")", "')'")
+        return inner
+
+    def _is_function_type(self) -> bool:
+        """``(`` starts a function type when its matching ``)`` is followed by ``=>``."""
+        depth, index = 0, self.index
+        while index < len(self.tokens) and self.tokens[index].kind != "end":
+            text = self.tokens[index].text
+            if text in "([{" and self.tokens[index].kind == "punct":
+                depth += 1
+            elif text in ")]}" and self.tokens[index].kind == "punct":
+                depth -= 1
+                if depth == 0:
+                    return self.tokens[min(index + 1, len(self.tokens) - 1)].text == "=>"
+            index += 1
+        return False
+
+    def _named(self) -> Any:
+        token = self.advance()
+        name = token.text
+        if name in ("true", "false"):
+            return Literal(name == "true")
+        if name == "null":
+            return Literal(None)
+        if name in _KEYWORD_TYPES:
+            return Keyword(name, token)
+        if name in _REFUSED_TYPES:
+            raise self.unsupported(_REFUSED_TYPES[name], token)
+        if name in _PROGRAM_TYPES:
+            raise self.program(_PROGRAM_TYPES[name], token)
+        if name == "readonly":
+            raise self.error("'readonly' applies only to array and tuple types", token)
+        member = None
+        if self.accept("."):
+            member = self.name("an enum member").text
+            if self.at("."):
+                raise self.unsupported("qualified name", token)
+        arguments: tuple[Any, ...] = ()
+        if self.accept("<"):
+            self.depth += 1
+            args = [self.type()]
+            while self.accept(","):
+                args.append(self.type())
+            self.expect(">", "'>'")
+            self.depth -= 1
+            arguments = tuple(args)
+        return Reference(name, arguments, token, member)
+
+    def _tuple(self) -> TupleType:
+        self.expect("[")
+        elements: list[TupleElement] = []
+        seen_optional = False
+        while not self.accept("]"):
+            start = self.token
+            element = self._tuple_element()
+            if element.rest and not isinstance(element.type, ArrayType):
+                raise self.error("a tuple rest element must be an array type", start)
+            if seen_optional and not element.optional and not element.rest:
+                raise self.error("a required tuple element cannot follow an optional one", start)
+            seen_optional = seen_optional or element.optional
+            elements.append(element)
+            if elements[-1].rest and not self.at("]"):
+                raise self.unsupported("rest element before the end of a tuple", start)
+            if not self.accept(","):
+                self.expect("]", "',' or ']'")
+                break
+        return TupleType(tuple(elements))
+
+    def _tuple_element(self) -> TupleElement:
+        rest = self.accept("...")
+        optional_name = False
+        if self.token.kind == "name" and self._named_element():
+            self.advance()
+            optional_name = self.accept("?")
+            self.expect(":")
+        element_type = self.type()
+        optional = optional_name or self.accept("?")
+        return TupleElement(element_type, optional, rest)
+
+    def _named_element(self) -> bool:
+        """``[x: T]`` or ``[x?: T]``, as opposed to ``[T]`` and ``[T?]``."""
+        after = self.peek().text
+        return after == ":" or (after == "?" and self.peek(2).text == ":")
+
+    def _object(self) -> ObjectType:
+        self.expect("{")
+        members: list[Member] = []
+        index_type = None
+        previous = self.tokens[self.index - 1]
+        while not self.at("}"):
+            description = self.leading_description(self.token, previous)
+            is_member = not self.at("[")
+            if is_member:
+                members.append(self._member(description))
+            else:
+                index_type = self._index_signature(index_type)
+            last = self.tokens[self.index - 1]
+            separated = self.accept(";") or self.accept(",")
+            if not separated and not self.at("}") and self.token.line == last.line:
+                raise self.error(f"expected ';', ',' or a line break, found {describe(self.token)}")
+            trailing = self.trailing_description(self.tokens[self.index - 1])
+            if trailing and is_member and not members[-1].description:
+                members[-1] = dataclasses.replace(members[-1], description=trailing)
+            previous = self.tokens[self.index - 1]
+            if self.token.kind == "end":
+                raise self.error("expected '}'")
+        self.expect("}")
+        seen: set[str] = set()
+        for member in members:
+            if member.name in seen:
+                raise self.error(f"duplicate member {member.name!r}", member.token)
+            seen.add(member.name)
+        return ObjectType(tuple(members), index_type)
+
+    def _index_signature(self, existing: Any) -> Any:
+        bracket = self.expect("[")
+        if self.token.kind == "name" and self.peek().text == "in":
+            raise self.unsupported("mapped type", bracket)
+        if self.token.kind != "name" or self.peek().text != ":":
+            raise self.error("expected an index signature '[key: string]: T'", bracket)
+        self.advance()
+        self.expect(":")
+        key = self.token
+        if not self.accept("string"):
+            raise self.unsupported(f"index signature with {describe(key)} keys", key)
+        self.expect("]")
+        self.expect(":")
+        value_type = self.type()
+        if existing is not None:
+            raise self.error("duplicate index signature", bracket)
+        return value_type
+
+    def _member(self, description: str | None) -> Member:
+        if self.at("readonly") and self.peek().text not in (":", "?", "("):
+            self.advance()  # a modifier, not a member named "readonly"
+        token = self.token
+        if self.at("(", "<"):
+            raise self.program("call signature", token)
+        if self.at("get", "set") and self.peek().kind in ("name", "string", "number"):
+            raise self.program(f"{token.text} accessor", token)
+        if token.kind in ("name", "string"):
+            name = token.value
+        elif token.kind == "number":
+            name = _number_key(token.value)
+        else:
+            raise self.error(f"expected a member name, found {describe(token)}")
+        self.advance()
+        optional = self.accept("?")
+        if self.at("(", "<"):
+            construct = "construct signature" if token.text == "new" else "method signature"
+            raise self.program(construct, token)
+        self.expect(":", "':'")
+        return Member(name, self.type(), optional, description, token)
+
+
+def _number_key(value: int | float) -> str:
+    return str(value) if isinstance(value, int) else repr(value)

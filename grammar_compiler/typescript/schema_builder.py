@@ -1,0 +1,355 @@
+"""The declarations AST to a JSON Schema (2020-12) of one declared type.
+
+Every declaration the type reaches, and every instantiation of a generic
+one, becomes a ``$defs`` entry, so recursive types are references to
+themselves. Object types combined with ``&``, ``extends`` and the utility
+types (``Partial``, ``Pick``, ...) are merged here into one object schema,
+because ``allOf`` of closed objects (``additionalProperties: false``) would
+admit nothing. A union is a flat ``anyOf`` of its members (one ``enum`` or
+``type`` list when all of them are literals or plain primitives): merging
+branches, and the limits on that, belong to ``compile_json_schema``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.generics import Instance, Instantiator
+from grammar_compiler.typescript.syntax import (
+    ArrayType,
+    Declaration,
+    Intersection,
+    Keyword,
+    Literal,
+    ObjectType,
+    Reference,
+    TupleType,
+    Union,
+)
+from grammar_compiler.typescript.tokens import Token, error_at
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def document_schema(declarations: Mapping[str, Declaration], type_name: str) -> dict:
+    """The JSON Schema of the declaration named ``type_name`` (exported or not).
+
+    Raises:
+        ConstraintError: ``type_name`` is not declared, or is generic with a
+            type parameter that has no default; or a mistake in a type it reaches.
+    """
+    return _SchemaBuilder(declarations).document(type_name)
+
+
+@dataclass(frozen=True)
+class _Property:
+    schema: dict
+    optional: bool
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """An object type with its members resolved, for intersections and utility types."""
+
+    properties: dict[str, _Property]
+    additional: Any = False  # False, or the schema of an index signature
+
+
+_UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
+
+
+class _SchemaBuilder:
+    def __init__(self, declarations: Mapping[str, Declaration]) -> None:
+        self.declarations = declarations
+        self.instances = Instantiator(declarations)
+        self.definitions: dict[str, dict] = {}
+        self._pending: list[Instance] = []
+        self._shaping: list[str] = []
+
+    def document(self, type_name: str) -> dict:
+        declaration = self.declarations.get(type_name)
+        if declaration is None:
+            listing = ", ".join(sorted(self.declarations)) or "none"
+            raise ConstraintError(f"type {type_name!r} is not declared; declared types: {listing}")
+        needing = next((p for p in declaration.parameters if p.default is None), None)
+        if needing is not None:
+            raise error_at(
+                needing.token,
+                f"type {type_name!r} is generic and its type parameter {needing.name!r} has no "
+                "default, so type_name cannot name it alone: declare an instance "
+                f"(type My{type_name} = {type_name}<...>) and name that",
+            )
+        root = self._reference_to(self.instances.instance(declaration, (), None))
+        while self._pending:
+            instance = self._pending.pop()
+            self.definitions[instance.name] = self._declaration_schema(instance)
+        return {"$schema": DRAFT, **root, "$defs": dict(sorted(self.definitions.items()))}
+
+    def _reference_to(self, instance: Instance) -> dict:
+        if instance.name not in self.definitions:
+            self._pending.append(instance)
+            self.definitions[instance.name] = {}  # placeholder, so recursion stops here
+        return {"$ref": f"#/$defs/{instance.name}"}
+
+    def _declaration_schema(self, instance: Instance) -> dict:
+        declaration = instance.declaration
+        if declaration.kind == "enum":
+            schema: dict = {"enum": list(dict.fromkeys(declaration.members.values()))}
+        elif declaration.kind == "interface":
+            schema = self._shape_schema(self._interface_shape(instance))
+        else:
+            schema = self.schema(instance.body)
+        if declaration.description:
+            schema = {**schema, "description": declaration.description}
+        return schema
+
+    def schema(self, node: Any) -> dict:
+        if isinstance(node, Keyword):
+            return self._keyword(node)
+        if isinstance(node, Literal):
+            return {"const": node.value} if node.value is not None else {"type": "null"}
+        if isinstance(node, ArrayType):
+            return {"type": "array", "items": self.schema(node.element)}
+        if isinstance(node, TupleType):
+            return self._tuple(node)
+        if isinstance(node, ObjectType):
+            return self._shape_schema(self._object_shape(node))
+        if isinstance(node, Union):
+            return self._union(node)
+        if isinstance(node, Intersection):
+            return self._shape_schema(self.shape(node))
+        return self._reference(node)
+
+    def _keyword(self, node: Keyword) -> dict:
+        if node.name == "undefined":
+            raise error_at(
+                node.token,
+                "'undefined' is not JSON; it is allowed only in the type of an optional member",
+            )
+        return {
+            "string": {"type": "string"},
+            "number": {"type": "number"},
+            "boolean": {"type": "boolean"},
+            "object": {"type": ["object", "array"]},
+        }.get(node.name, {})
+
+    def _tuple(self, node: TupleType) -> dict:
+        fixed = [e for e in node.elements if not e.rest]
+        rest = [e for e in node.elements if e.rest]
+        schema: dict = {"type": "array"}
+        if fixed:
+            schema["prefixItems"] = [self.schema(e.type) for e in fixed]
+        required = sum(1 for e in fixed if not e.optional)
+        if required:
+            schema["minItems"] = required
+        if rest:
+            schema["items"] = self.schema(rest[0].type.element)
+        else:
+            schema["items"] = False
+        return schema
+
+    def _union(self, node: Union) -> dict:
+        options = list(_flatten_union(node))
+        primitive = {"string", "number", "boolean"}
+        if all(
+            o == Literal(None) or (isinstance(o, Keyword) and o.name in primitive) for o in options
+        ):
+            names = dict.fromkeys("null" if isinstance(o, Literal) else o.name for o in options)
+            return {"type": list(names)}
+        if all(isinstance(o, Literal) for o in options):
+            values = list(dict.fromkeys(_hashable(o.value) for o in options))
+            return {"enum": [_unhashable(v) for v in values]}
+        schemas: dict[str, dict] = {}
+        for option in options:
+            schema = self.schema(option)
+            schemas.setdefault(json.dumps(schema, sort_keys=True), schema)
+        if len(schemas) == 1:
+            return next(iter(schemas.values()))
+        return {"anyOf": list(schemas.values())}
+
+    def _reference(self, node: Reference) -> dict:
+        if node.name in _UTILITIES or node.name == "Record":
+            return self._shape_schema(self.shape(node))
+        if node.name in ("Array", "ReadonlyArray"):
+            (element,) = self._arguments(node, 1)
+            return {"type": "array", "items": self.schema(element)}
+        if node.name == "Date" and node.name not in self.declarations:
+            self._arguments(node, 0)
+            return {"type": "string", "format": "date-time"}
+        declaration = self._declaration(node)
+        if node.member is not None:
+            if declaration.kind != "enum" or node.member not in declaration.members:
+                raise error_at(node.token, f"{node.name}.{node.member} is not an enum member")
+            return {"const": declaration.members[node.member]}
+        return self._reference_to(self.instances.instance(declaration, node.arguments, node.token))
+
+    def _declaration(self, node: Reference) -> Declaration:
+        declaration = self.declarations.get(node.name)
+        if declaration is None:
+            hint = _KNOWN_GLOBALS.get(node.name, "")
+            raise error_at(node.token, f"unknown type {node.name!r}{hint}")
+        return declaration
+
+    def _arguments(self, node: Reference, count: int) -> tuple[Any, ...]:
+        """The arguments of a built-in generic (``Array``, ``Record``, ``Partial``, ...)."""
+        if len(node.arguments) != count:
+            plural = "" if count == 1 else "s"
+            raise error_at(
+                node.token,
+                f"{node.name} takes {count} type argument{plural}, got {len(node.arguments)}",
+            )
+        return node.arguments
+
+    # -- object shapes ---------------------------------------------------
+
+    def shape(self, node: Any) -> _Shape:
+        """The members of an object type, resolving references, intersections and utilities."""
+        if isinstance(node, ObjectType):
+            return self._object_shape(node)
+        if isinstance(node, Intersection):
+            result = _Shape({})
+            for part in node.parts:
+                result = self._merge_shapes(result, self.shape(part), node.token)
+            return result
+        if isinstance(node, Reference):
+            return self._reference_shape(node)
+        token = getattr(node, "token", None)
+        message = "only object types can be combined with '&' or utility types"
+        raise error_at(token, message) if token else ConstraintError(message)
+
+    def _reference_shape(self, node: Reference) -> _Shape:
+        if node.name == "Record":
+            return self._record(node)
+        if node.name in _UTILITIES:
+            return self._utility(node)
+        declaration = self._declaration(node)
+        if declaration.kind == "enum" or node.member is not None:
+            raise error_at(node.token, f"{node.name!r} is not an object type")
+        instance = self.instances.instance(declaration, node.arguments, node.token)
+        if instance.key in self._shaping:
+            raise error_at(node.token, f"{node.name!r} refers to itself through '&' or extends")
+        self._shaping.append(instance.key)
+        try:
+            if declaration.kind == "interface":
+                return self._interface_shape(instance)
+            return self.shape(instance.body)
+        finally:
+            self._shaping.pop()
+
+    def _interface_shape(self, instance: Instance) -> _Shape:
+        result = _Shape({})
+        for base in instance.extends:
+            result = self._merge_shapes(result, self._reference_shape(base), base.token)
+        body_shape = self._object_shape(instance.body)
+        return self._merge_shapes(result, body_shape, instance.declaration.token)
+
+    def _object_shape(self, node: ObjectType) -> _Shape:
+        properties = {}
+        for member in node.members:
+            member_type = member.type
+            if member.optional:
+                member_type = _without_undefined(member_type)
+            schema = self.schema(member_type)
+            if member.description:
+                schema = {**schema, "description": member.description}
+            properties[member.name] = _Property(schema, member.optional)
+        additional = False if node.index is None else self.schema(node.index)
+        return _Shape(properties, additional)
+
+    def _record(self, node: Reference) -> _Shape:
+        keys, value = self._arguments(node, 2)
+        value_schema = self.schema(value)
+        if isinstance(keys, Keyword) and keys.name == "string":
+            return _Shape({}, value_schema)
+        names = [o.value for o in _flatten_union(keys) if isinstance(o, Literal)]
+        if len(names) != len(list(_flatten_union(keys))) or not all(
+            isinstance(n, str) for n in names
+        ):
+            raise error_at(node.token, "Record keys must be string or a union of string literals")
+        return _Shape({name: _Property(value_schema, False) for name in names})
+
+    def _utility(self, node: Reference) -> _Shape:
+        if node.name in ("Pick", "Omit"):
+            target, keys = self._arguments(node, 2)
+            names = {o.value for o in _flatten_union(keys) if isinstance(o, Literal)}
+            shape = self.shape(target)
+            keep = (lambda n: n in names) if node.name == "Pick" else (lambda n: n not in names)
+            return _Shape({n: p for n, p in shape.properties.items() if keep(n)}, shape.additional)
+        (target,) = self._arguments(node, 1)
+        shape = self.shape(target)
+        if node.name == "Readonly":
+            return shape
+        optional = node.name == "Partial"
+        properties = {n: _Property(p.schema, optional) for n, p in shape.properties.items()}
+        return _Shape(properties, shape.additional)
+
+    def _merge_shapes(self, a: _Shape, b: _Shape, token: Token) -> _Shape:
+        properties = dict(a.properties)
+        for name, prop in b.properties.items():
+            if name in properties:
+                both = properties[name]
+                schema = (
+                    both.schema
+                    if both.schema == prop.schema
+                    else {"allOf": [both.schema, prop.schema]}
+                )
+                prop = _Property(schema, both.optional and prop.optional)
+            properties[name] = prop
+        additional = a.additional
+        if b.additional is not False:
+            if additional is not False and additional != b.additional:
+                additional = {"allOf": [additional, b.additional]}
+            else:
+                additional = b.additional
+        return _Shape(properties, additional)
+
+    def _shape_schema(self, shape: _Shape) -> dict:
+        schema: dict = {"type": "object"}
+        if shape.properties:
+            schema["properties"] = {n: p.schema for n, p in shape.properties.items()}
+        required = [n for n, p in shape.properties.items() if not p.optional]
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = shape.additional
+        return schema
+
+
+_KNOWN_GLOBALS = {
+    "Map": " (Map is not JSON-serializable; use Record<string, T>)",
+    "Set": " (Set is not JSON-serializable; use T[])",
+    "Promise": " (Promise is not JSON data)",
+    "Function": " (functions are not JSON data)",
+    "integer": " (TypeScript has no integer type; use number)",
+    "int": " (TypeScript has no integer type; use number)",
+    "float": " (use number)",
+}
+
+
+def _flatten_union(node: Any) -> Iterator[Any]:
+    if isinstance(node, Union):
+        for option in node.options:
+            yield from _flatten_union(option)
+    else:
+        yield node
+
+
+def _without_undefined(node: Any) -> Any:
+    if not isinstance(node, Union):
+        return node
+    options = tuple(o for o in _flatten_union(node) if o != Keyword("undefined"))
+    if not options:
+        return Keyword("undefined")
+    return options[0] if len(options) == 1 else Union(options)
+
+
+def _hashable(value: Any) -> Any:
+    """Literal values as dictionary keys: True and 1 must stay distinct."""
+    return (type(value).__name__ == "bool", value)
+
+
+def _unhashable(key: Any) -> Any:
+    return key[1]

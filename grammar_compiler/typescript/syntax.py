@@ -1,0 +1,107 @@
+"""The declarations AST: what the parser reads and the schema builder turns into JSON Schema.
+
+Type nodes are frozen, and their tokens take no part in equality, so two
+spellings of one type at different places compare equal (``undefined`` is
+found in a union by equality, and a union's duplicate members fold).
+Generic instantiation substitutes argument nodes into a body
+(``grammar_compiler.typescript.generics``); the tokens kept inside a body
+still point at the body, where a mistake in it is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from grammar_compiler.typescript.tokens import Token
+
+
+@dataclass(frozen=True)
+class Keyword:
+    name: str  # string, number, boolean, any, unknown, object, undefined
+    token: Token | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: Any  # str, int, float, bool, or None for null
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A named type: a declaration, a type parameter, ``Array``, ``Record``, ``Date``, ..."""
+
+    name: str
+    arguments: tuple[Any, ...]
+    token: Token = field(compare=False)
+    member: str | None = None  # Enum.Member
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    element: Any
+
+
+@dataclass(frozen=True)
+class TupleElement:
+    type: Any
+    optional: bool = False
+    rest: bool = False
+
+
+@dataclass(frozen=True)
+class TupleType:
+    elements: tuple[TupleElement, ...]
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    type: Any
+    optional: bool
+    description: str | None
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ObjectType:
+    members: tuple[Member, ...]
+    index: Any = None  # the value type of [key: string]: T
+
+
+@dataclass(frozen=True)
+class Union:
+    options: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Intersection:
+    parts: tuple[Any, ...]
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
+class TypeParameter:
+    """``T`` or ``U = string`` of ``interface Box<T, U = string>`` (a constraint is not kept:
+    it limits the arguments a program may pass, not the values of the type)."""
+
+    name: str
+    token: Token
+    default: Any = None
+
+
+@dataclass
+class Declaration:
+    name: str
+    kind: str  # "type", "interface", "enum"
+    token: Token
+    body: Any = None  # a type (an ObjectType for interfaces)
+    extends: tuple[Reference, ...] = ()
+    description: str | None = None
+    members: dict[str, Any] = field(default_factory=dict)  # enum member values
+    parameters: tuple[TypeParameter, ...] = ()
+
+    @property
+    def required_parameters(self) -> int:
+        """How many type arguments a reference must give (those after have defaults)."""
+        return sum(1 for parameter in self.parameters if parameter.default is None)

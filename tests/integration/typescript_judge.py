@@ -1,0 +1,67 @@
+"""The real TypeScript compiler as the judge of ``/v1/completion/typed`` outputs.
+
+The service translates TypeScript to JSON Schema itself, so judging its
+outputs with that schema would let a mistranslation judge itself. ``tsc``
+knows nothing of the translation: each output is written as the
+initializer of a constant of the requested type, in the same file as the
+declarations (so non-exported types are in scope), and ``tsc --strict``
+type-checks it. JSON is a JavaScript expression, and an object literal
+assigned to a type gets TypeScript's excess-property check, so a member
+the type does not declare is an error too.
+
+``tsc`` comes from the npm package pinned in ``typescript_judge/``
+(``scripts/setup.sh`` installs it with ``npm ci``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+JUDGE_DIR = Path(__file__).parent / "typescript_judge"
+TSC = JUDGE_DIR / "node_modules" / ".bin" / "tsc"
+_DIAGNOSTIC = re.compile(r"^judged\.ts\((\d+),\d+\): error (TS\d+: .*)$")
+
+
+def typescript_errors(source: str, type_name: str, outputs: list[str]) -> dict[int, list[str]]:
+    """``tsc``'s errors for each output that is not a value of ``type_name``, by output index.
+
+    Raises:
+        AssertionError: ``tsc`` is missing, or it reports an error in the
+            declarations themselves (the test's own mistake).
+    """
+    assert TSC.exists(), f"{TSC} is missing: run scripts/setup.sh (npm ci in {JUDGE_DIR})"
+    lines = [*source.splitlines(), ""]
+    first_output_line = len(lines) + 1
+    lines += [f"const judged{i}: {type_name} = {output};" for i, output in enumerate(outputs)]
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "judged.ts"
+        path.write_text("\n".join(lines) + "\nexport {};\n")
+        result = subprocess.run(
+            [
+                str(TSC),
+                "--noEmit",
+                "--strict",
+                "--target",
+                "es2022",
+                "--pretty",
+                "false",
+                path.name,
+            ],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    errors: dict[int, list[str]] = {}
+    for line in result.stdout.splitlines():
+        found = _DIAGNOSTIC.match(line)
+        if found is None:
+            continue  # the continuation lines of a diagnostic
+        number = int(found.group(1))
+        assert number >= first_output_line, f"the declarations do not compile: {line}"
+        errors.setdefault(number - first_output_line, []).append(found.group(2))
+    assert (result.returncode != 0) == bool(errors), result.stdout + result.stderr
+    return errors
