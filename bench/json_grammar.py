@@ -36,7 +36,7 @@ _RAW_VOCABULARY = [chr(code) for code in range(32, 127)] + ['": ', '", "', "é",
 
 
 def raw_compiler() -> xgr.GrammarCompiler:
-    """A compiler over printable ASCII, a few JSON pieces, two non-ASCII letters and an end token."""
+    """A compiler over printable ASCII, a few JSON pieces, two non-ASCII letters, an end."""
     info = xgr.TokenizerInfo(
         _RAW_VOCABULARY, xgr.VocabType.RAW, stop_token_ids=[len(_RAW_VOCABULARY) - 1]
     )
@@ -86,7 +86,9 @@ class JsonGrammar:
             if not choices:
                 text = b"".join(pieces).decode("utf-8", errors="replace")
                 raise AssertionError(f"xgrammar allows nothing after {text!r}")
-            weights = [CLOSING_WEIGHT if CLOSING_BYTES & set(self._tokens[t]) else 1 for t in choices]
+            weights = [
+                CLOSING_WEIGHT if CLOSING_BYTES & set(self._tokens[t]) else 1 for t in choices
+            ]
             token = rng.choices(choices, weights)[0]
             if not matcher.accept_token(token):
                 raise AssertionError(f"xgrammar refused token {token} that its mask allowed")

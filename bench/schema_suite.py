@@ -81,7 +81,12 @@ DRAFTS = (
         _DRAFT4_FORMATS,
         frozenset({"exclusiveMinimum", "exclusiveMaximum"}),  # they change minimum/maximum
     ),
-    Draft("draft7", "http://json-schema.org/draft-07/schema#", jsonschema.Draft7Validator, _DRAFT7_FORMATS),
+    Draft(
+        "draft7",
+        "http://json-schema.org/draft-07/schema#",
+        jsonschema.Draft7Validator,
+        _DRAFT7_FORMATS,
+    ),
     Draft(
         "draft2020-12",
         "https://json-schema.org/draft/2020-12/schema",
@@ -256,11 +261,15 @@ def refusal_problem(case: SuiteCase, document: Any, message: str) -> str | None:
     named = named_keyword(message)
     if named:
         keyword, where = named
-        if not (case.draft.constrains(keyword) or keyword in OPTIONAL_ASSERTIONS.get(case.file, ())):
-            return f"refused for {keyword!r}, which constrains nothing in {case.draft.directory}: {message}"
+        if not (
+            case.draft.constrains(keyword) or keyword in OPTIONAL_ASSERTIONS.get(case.file, ())
+        ):
+            draft = case.draft.directory
+            return f"refused for {keyword!r}, which constrains nothing in {draft}: {message}"
         schema = _at_pointer(document, where)
         if not isinstance(schema, dict) or keyword not in schema:
-            return f"refused for {keyword!r} at {where or 'the root'}, where the schema has no such keyword: {message}"
+            place = where or "the root"
+            return f"refused for {keyword!r} at {place}, where the schema has none: {message}"
         if keyword == "format" and schema["format"] not in case.draft.formats:
             return f"refused for the unknown format {schema['format']!r} (an annotation): {message}"
         return None

@@ -99,7 +99,9 @@ def test_accepted_corpus_schemas_generate_only_valid_json() -> None:
         checked += result.outputs
         if result.dead_end:
             problems.append(f"{path.stem}: {result.dead_end}")
-        problems += [f"{path.stem}: {item['reason']}\n    {item['output']}" for item in result.invalid]
+        problems += [
+            f"{path.stem}: {item['reason']}\n    {item['output']}" for item in result.invalid
+        ]
     assert not problems, "\n".join(problems)
     assert checked > 0
 

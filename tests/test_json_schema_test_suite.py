@@ -38,7 +38,9 @@ def _files() -> list[tuple[str, str]]:
     for draft in DRAFTS:
         directory = SUITE_DIR / draft.directory
         if directory.is_dir():
-            found += [(draft.directory, str(p.relative_to(directory))) for p in directory.rglob("*.json")]
+            found += [
+                (draft.directory, str(p.relative_to(directory))) for p in directory.rglob("*.json")
+            ]
     return sorted(found)
 
 
