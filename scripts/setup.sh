@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv with the pinned packages and the project installed (editable).
+# Creates .venv with the pinned packages and the project installed (editable),
+# then fetches the JSON-Schema-Test-Suite into .cache/ for the tests.
 # Idempotent and quick when nothing changed: it reinstalls only when
 # requirements.txt or pyproject.toml differ from the last successful run.
 set -euo pipefail
@@ -19,7 +20,7 @@ if [ ! -x "$judge/node_modules/.bin/tsc" ]; then
 fi
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && [ -x .venv/bin/python ]; then
-  exit 0
+  exec bash scripts/fetch_json_schema_test_suite.sh
 fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
@@ -31,4 +32,5 @@ echo "setup: installing pinned packages into .venv (torch==2.13.0 CPU build, tri
 .venv/bin/pip install --quiet --disable-pip-version-check --no-deps "xgrammar==${XGRAMMAR_VERSION}"
 .venv/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 echo "$wanted" > "$stamp"
+bash scripts/fetch_json_schema_test_suite.sh
 echo "setup: done"

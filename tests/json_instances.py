@@ -10,7 +10,8 @@
   schema in the subset the tests use, written the way xgrammar lays JSON out
   (``", "`` and ``": "`` separators, properties in schema order, enum and
   const values compact). It is written from the schema, independently of
-  the compiler, so the two can check each other.
+  the compiler, so the two can check each other. :func:`writes` says whether
+  a schema stays inside that subset.
 """
 
 from __future__ import annotations
@@ -120,6 +121,78 @@ def layout(value: Any) -> str:
 
 def instance_texts(schema: Any) -> st.SearchStrategy[str]:
     return _Writer(schema).text(schema, 0)
+
+
+_WRITTEN_KEYWORDS = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "$defs",
+        "definitions",
+        "$schema",
+        "$id",
+        "$anchor",
+        "maxProperties",  # not written: the judge filters the few instances over it
+        "unevaluatedProperties",  # undeclared names go only in objects without properties
+    }
+)
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "example", "$comment", "deprecated"}
+    | {"readOnly", "writeOnly", "discriminator"}
+)
+
+
+def writes(schema: Any) -> bool:
+    """Whether :func:`instance_texts` understands every keyword of ``schema``.
+
+    Outside this subset (draft-04 boolean bounds, fractional steps, if/then,
+    contains, vendor keywords, ...) the writer would draw instances from a
+    different schema than the one the compiler reads.
+    """
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    keywords = {k for k in schema if k not in _ANNOTATIONS and not k.startswith("x-")}
+    if keywords - _WRITTEN_KEYWORDS:
+        return False
+    if "format" in schema and schema["format"] not in _FORMATS:
+        return False
+    if any(isinstance(schema.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
+        return False
+    if "multipleOf" in schema and not float(schema["multipleOf"]).is_integer():
+        return False
+    children: list[Any] = []
+    for key in ("additionalProperties", "items", "additionalItems"):
+        value = schema.get(key)
+        children += value if isinstance(value, list) else [] if value is None else [value]
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        children += schema.get(key, [])
+    for key in ("properties", "$defs", "definitions"):
+        children += schema.get(key, {}).values()
+    return all(writes(child) for child in children)
 
 
 class _Writer:

@@ -1,0 +1,103 @@
+"""xgrammar running a compiled JSON Schema constraint, as the decoder runs it.
+
+The decoder compiles a constraint's canonical value with
+``GrammarCompiler.compile_json_schema(value, any_whitespace=False)``
+(``engine.grammar_cache``) and masks tokens with a ``GrammarMatcher``. Here
+the same compiled grammar answers two questions the coverage measurements
+ask:
+
+* does it accept this exact text (``accepts``)? Used on the official test
+  suite's instances: an instance the suite marks invalid must be rejected;
+* what could a model be made to write (``walk``)? A random walk picks any
+  token the mask allows, so every finished walk is an output the service
+  could produce and the judge must accept.
+
+Any tokenizer works: ``raw_compiler`` builds a small raw vocabulary (fast to
+compile against, enough for acceptance checks and walks), and
+``tokenizer_compiler`` wraps a Hugging Face tokenizer such as the demo
+model's, to time compilation as the server pays it.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import xgrammar as xgr
+
+CLOSING_BYTES = frozenset(b'"}]')
+"""Tokens holding one of these are favoured on walks, so walks tend to finish."""
+CLOSING_WEIGHT = 8
+STOP_PROBABILITY = 0.3
+"""Chance of ending a walk wherever the grammar allows it to end."""
+
+_RAW_VOCABULARY = [chr(code) for code in range(32, 127)] + ['": ', '", "', "é", "中", "</s>"]
+
+
+def raw_compiler() -> xgr.GrammarCompiler:
+    """A compiler over printable ASCII, a few JSON pieces, two non-ASCII letters, an end."""
+    info = xgr.TokenizerInfo(
+        _RAW_VOCABULARY, xgr.VocabType.RAW, stop_token_ids=[len(_RAW_VOCABULARY) - 1]
+    )
+    return xgr.GrammarCompiler(info, cache_enabled=False)
+
+
+def tokenizer_compiler(model_dir: Path) -> xgr.GrammarCompiler:
+    """A compiler over a Hugging Face tokenizer's vocabulary, built as the engine builds it."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
+    return xgr.GrammarCompiler(info, cache_enabled=False)
+
+
+class JsonGrammar:
+    """One canonical JSON Schema value compiled for one tokenizer."""
+
+    def __init__(self, compiler: xgr.GrammarCompiler, canonical_value: str) -> None:
+        self.compiled = compiler.compile_json_schema(canonical_value, any_whitespace=False)
+        self._info = self.compiled.tokenizer_info
+        self._tokens = self._info.decoded_vocab
+        self._stops = frozenset(self._info.stop_token_ids)
+        self._matcher = xgr.GrammarMatcher(self.compiled, terminate_without_stop_token=True)
+
+    def accepts(self, text: str) -> bool:
+        """Whether the grammar matches all of ``text`` and may end there."""
+        self._matcher.reset()
+        return self._matcher.accept_string(text) and self._matcher.is_terminated()
+
+    def walk(self, rng: random.Random, max_tokens: int = 400) -> str | None:
+        """One random walk to an end of the grammar, or None if it ran past ``max_tokens``.
+
+        Raises:
+            AssertionError: xgrammar allowed no token and no end (a dead end).
+        """
+        matcher = xgr.GrammarMatcher(self.compiled)
+        bitmask = xgr.allocate_token_bitmask(1, self._info.vocab_size)
+        pieces: list[bytes] = []
+        for _ in range(max_tokens):
+            matcher.fill_next_token_bitmask(bitmask)
+            bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
+            allowed = np.flatnonzero(bits[: self._info.vocab_size]).tolist()
+            choices = [token for token in allowed if token not in self._stops]
+            if len(choices) < len(allowed) and (not choices or rng.random() < STOP_PROBABILITY):
+                return b"".join(pieces).decode("utf-8", errors="replace")
+            if not choices:
+                text = b"".join(pieces).decode("utf-8", errors="replace")
+                raise AssertionError(f"xgrammar allows nothing after {text!r}")
+            weights = [
+                CLOSING_WEIGHT if CLOSING_BYTES & set(self._tokens[t]) else 1 for t in choices
+            ]
+            token = rng.choices(choices, weights)[0]
+            if not matcher.accept_token(token):
+                raise AssertionError(f"xgrammar refused token {token} that its mask allowed")
+            pieces.append(self._tokens[token])
+        return None
+
+    def walks(self, count: int, seed: int) -> tuple[list[str], int]:
+        """``count`` walks: the finished texts, and how many ran too long to finish."""
+        rng = random.Random(seed)
+        texts = [self.walk(rng) for _ in range(count)]
+        finished = [text for text in texts if text is not None]
+        return finished, len(texts) - len(finished)
