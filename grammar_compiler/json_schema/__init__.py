@@ -117,7 +117,7 @@ import json
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import make_judge
-from grammar_compiler.json_schema.drafts import Draft, check_metaschema
+from grammar_compiler.json_schema.drafts import Draft, check_metaschema, read_leftovers
 from grammar_compiler.json_schema.load import (
     MAX_DEPTH,
     MAX_ENUM_VALUES,
@@ -151,9 +151,15 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
 
     Args:
-        schema: JSON text or the parsed schema (draft-06/07, 2019-09, 2020-12).
+        schema: JSON text or the parsed schema (draft-04, -06, -07, 2019-09,
+            2020-12; without ``$schema``, 2020-12 read leniently).
         strict: refuse keywords that cannot be enforced; with False they are
-            compiled without and listed in ``not_enforced``.
+            compiled without and listed in ``not_enforced``. Annotations
+            (unknown keywords included) are never refused.
+
+    Returns:
+        The constraint, with its ``report`` (``ConstraintReport``): the
+        keywords enforced, ignored as annotations and not enforced.
 
     Raises:
         ConstraintError: invalid JSON or schema, over a limit, unresolvable or
@@ -163,6 +169,7 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     document = load(schema)
     check_limits(document)
     draft = Draft.of(document)
+    document = read_leftovers(document)
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict)
     try:
@@ -181,4 +188,5 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         source_language="json_schema",
         judge=make_judge(document, draft.validator_class),
         not_enforced=tuple(compiler.not_enforced),
+        report=compiler.report(),
     )
