@@ -214,7 +214,7 @@ def test_schema_uri_spellings(uri: str) -> None:
     _assert_agrees(schema, ["1"], ["0"])
 
 
-def test_draft_04_dependencies_is_read_as_draft_07_reads_it() -> None:
+def test_dependencies_is_read_as_draft_07_reads_it_in_every_draft() -> None:
     def outcome(draft: str, strict: bool) -> str:
         schema = {
             "$schema": draft,
@@ -229,7 +229,7 @@ def test_draft_04_dependencies_is_read_as_draft_07_reads_it() -> None:
         return constraint.value + repr(constraint.report.not_enforced)
 
     for strict in (True, False):
-        assert outcome(D04, strict) == outcome(D07, strict)
+        assert outcome(D04, strict) == outcome(D07, strict) == outcome(D2020, strict)
 
 
 def test_keywords_of_another_draft_are_ignored_like_the_judge_ignores_them() -> None:
@@ -375,7 +375,10 @@ ANNOTATIONS = [
     pytest.param({"type": "string", "format": "binary"}, "format", "", id="format-binary"),
     pytest.param({"type": "string", "format": "password"}, "format", "", id="format-password"),
     pytest.param(
-        {"type": "string", "format": "uri-template"}, "format", "", id="format-uri-template"
+        {"$schema": D04, "type": "string", "format": "uri-template"},
+        "format",
+        "",
+        id="format-of-a-later-draft",
     ),
     pytest.param(
         {**OBJ, "properties": {"a": {"type": "string", "minLenght": 2}}},
@@ -412,6 +415,20 @@ ANNOTATIONS = [
         id="2019-09-keyword-in-draft-07",
     ),
 ]
+
+
+def test_hidden_siblings_are_not_refused_even_when_they_could_not_be_enforced() -> None:
+    schema = {
+        "$schema": D07,
+        "definitions": {"a": {**OBJ, "properties": {"x": {"type": "integer"}, "y": {}}}},
+        "$ref": "#/definitions/a",
+        "if": {"required": ["x"]},
+        "then": {"required": ["y"]},
+    }
+    _assert_agrees(schema, ['{"x": 1}'], ["1"])
+    report = compile_json_schema(schema).report
+    assert [(i.keyword, i.pointer) for i in report.ignored] == [("if", "")]
+    assert dict(report.enforced) == {"$ref": 1, "properties": 1, "type": 2}
 
 
 @pytest.mark.parametrize(("schema", "keyword", "pointer"), ANNOTATIONS)

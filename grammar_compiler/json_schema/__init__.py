@@ -47,7 +47,8 @@ minProperties               partly    only if no undeclared names can be generat
                                       (xgrammar lets them repeat) or it is implied
 maxProperties               enforced  native
 dependentRequired, -Schemas not       xgrammar ignores them
-dependencies                not       xgrammar ignores it (draft-04 read as 06/07)
+dependencies                not       xgrammar ignores it (read the draft-07 way
+                                      in every draft)
 items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       and ``additionalItems`` become
                                       prefixItems/items
@@ -71,10 +72,10 @@ format                      enforced  date, time, date-time, duration, email,
                                       relative-json-pointer: own regexes, as
                                       xgrammar's allow 02-31, leading-zero IPv4
                                       octets and raw quotes (json-pointer)
-format (judged, others)     not       idn-email, idn-hostname, regex (the judge
-                                      checks them)
-format (unknown)            ignored   iri*, uri-template, phone, OpenAPI's float,
-                                      byte, ...: annotations (``_format`` is
+format (others)             not       idn-*, iri*, uri-template, regex: where the
+                                      draft defines them or the judge checks them
+format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
+                                      annotations (``normalize._format`` is
                                       where other enforced formats go)
 minimum, maximum,           enforced  native; integer bounds rounded (xgrammar
 exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62;

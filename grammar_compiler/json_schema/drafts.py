@@ -9,8 +9,9 @@ Every draft in use is read by its own rules into the one normalized form:
 * draft-06 and draft-07: ``$id`` (``#name`` an anchor), numeric exclusive
   bounds, ``const``, ``contains``, ``propertyNames``, ``if`` (07), tuple
   ``items``, ``$ref`` hiding its siblings;
-* 2019-09: ``$anchor``, ``$defs``, ``dependentRequired``/``-Schemas``,
-  ``unevaluated*``, ``$recursiveRef``, tuple ``items``, ``$ref`` siblings apply;
+* 2019-09: ``$anchor``, ``$defs``, ``dependentRequired``/``-Schemas`` (and
+  ``dependencies``, still read as draft-07 reads it), ``unevaluated*``,
+  ``$recursiveRef``, tuple ``items``, ``$ref`` siblings apply;
 * 2020-12: ``prefixItems``/``items``, ``$dynamicRef``, ``$ref`` siblings apply.
 
 A keyword of another draft is not one of the document's: it constrains
@@ -61,6 +62,8 @@ class Draft:
     id_keyword: str  # "id" in draft-04, "$id" later
     keywords: frozenset[str]
     """The keywords of this draft's validation (its validator's, and their modifiers)."""
+    formats: frozenset[str]
+    """The ``format`` names the draft defines (the others are the user's own annotations)."""
 
     @staticmethod
     def of(document: Any) -> Draft:
@@ -81,7 +84,11 @@ class Draft:
 
 
 def _draft(
-    name: str, validator_class: type[Validator], *, modifiers: frozenset[str] = frozenset()
+    name: str,
+    validator_class: type[Validator],
+    formats: frozenset[str],
+    *,
+    modifiers: frozenset[str] = frozenset(),
 ) -> Draft:
     legacy = name in ("draft-04", "draft-06", "draft-07")
     return Draft(
@@ -93,20 +100,31 @@ def _draft(
         boolean_exclusive=name == "draft-04",
         id_keyword="id" if name == "draft-04" else "$id",
         keywords=frozenset(validator_class.VALIDATORS) | modifiers,
+        formats=formats,
     )
 
 
 _IF = frozenset({"then", "else"})
-_CONTAINS = frozenset({"minContains", "maxContains"})
+# 2019-09 split dependencies into dependentRequired/-Schemas; the suite's compatibility
+# tests (and users) still mean it, so it is read as draft-07 reads it, never dropped.
+_LATER = frozenset({"then", "else", "minContains", "maxContains", "dependencies"})
+_FORMATS_04 = frozenset({"date-time", "email", "hostname", "ipv4", "ipv6", "uri"})
+_FORMATS_06 = _FORMATS_04 | {"uri-reference", "uri-template", "json-pointer"}
+_FORMATS_07 = _FORMATS_06 | {
+    *("date", "time", "iri", "iri-reference", "idn-email", "idn-hostname"),
+    *("relative-json-pointer", "regex"),
+}
+_FORMATS_2019 = _FORMATS_07 | {"duration", "uuid"}
 DRAFT_04 = _draft(
     "draft-04",
     jsonschema.Draft4Validator,
+    _FORMATS_04,
     modifiers=frozenset({"exclusiveMinimum", "exclusiveMaximum"}),
 )
-DRAFT_06 = _draft("draft-06", jsonschema.Draft6Validator)
-DRAFT_07 = _draft("draft-07", jsonschema.Draft7Validator, modifiers=_IF)
-DRAFT_2019 = _draft("2019-09", jsonschema.Draft201909Validator, modifiers=_IF | _CONTAINS)
-DRAFT_2020 = _draft("2020-12", jsonschema.Draft202012Validator, modifiers=_IF | _CONTAINS)
+DRAFT_06 = _draft("draft-06", jsonschema.Draft6Validator, _FORMATS_06)
+DRAFT_07 = _draft("draft-07", jsonschema.Draft7Validator, _FORMATS_07, modifiers=_IF)
+DRAFT_2019 = _draft("2019-09", jsonschema.Draft201909Validator, _FORMATS_2019, modifiers=_LATER)
+DRAFT_2020 = _draft("2020-12", jsonschema.Draft202012Validator, _FORMATS_2019, modifiers=_LATER)
 DRAFTS = (DRAFT_04, DRAFT_06, DRAFT_07, DRAFT_2019, DRAFT_2020)
 
 
@@ -137,8 +155,8 @@ def unmarked_draft(document: Any) -> Draft:
     * a boolean ``exclusiveMinimum``/``exclusiveMaximum`` (valid only in
       draft-04), or ``id`` without ``$id`` in a document using no keyword newer
       than draft-04: draft-04;
-    * else ``items: [...]``, ``additionalItems`` or ``dependencies`` (which
-      2020-12 does not have): draft-07;
+    * else ``items: [...]`` or ``additionalItems`` (which 2020-12 does not
+      have): draft-07;
     * else 2020-12.
 
     With ``id`` next to newer keywords, ``id`` is taken for an annotation
@@ -150,11 +168,8 @@ def unmarked_draft(document: Any) -> Draft:
             return DRAFT_04
         old_id = old_id or (isinstance(schema.get("id"), str) and "$id" not in schema)
         newer = newer or not _NEWER_THAN_04.isdisjoint(schema)
-        tuple_items = tuple_items or (
-            isinstance(schema.get("items"), list)
-            or "additionalItems" in schema
-            or "dependencies" in schema
-        )
+        tuple_items = tuple_items or isinstance(schema.get("items"), list)
+        tuple_items = tuple_items or "additionalItems" in schema
     if old_id and not newer:
         return DRAFT_04
     return DRAFT_07 if tuple_items else DRAFT_2020

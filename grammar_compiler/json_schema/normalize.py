@@ -134,9 +134,12 @@ class Compiler:
         view = cached[1]
         if not enforced:
             return view
-        for key in view:
+        hidden = "$ref" in view and self.draft.ref_hides_siblings
+        for key in ("$ref",) if hidden else view:
             if self.constraining(key):
                 self._read_keywords.setdefault((key, where), None)
+        if hidden:
+            return view  # the siblings are ignored (``_report_hidden_siblings``)
         filtered = "enum" in view or "const" in view
         for key in view:
             if key in NOT_ENFORCEABLE and not filtered:
@@ -405,18 +408,19 @@ class Compiler:
         )
 
     def _format(self, name: str, where: str, node: Node) -> Node:
-        """``format``: one of the string formats below is a regex; other names are annotations.
+        """``format``: one of the string formats below is a regex; unknown names are annotations.
 
-        A name the judge checks but no regex here expresses cannot be enforced;
-        any other name (``phone``, ``URI``, OpenAPI's ``float``, ``byte``, ...)
-        is an annotation: JSON Schema and the judge ignore formats they do not
-        know. Formats enforced another way (numeric ranges) belong here, before
-        the annotation case.
+        A name the judge checks or the draft defines (``iri``, ``uri-template``,
+        ``regex``, ...: users mean them as assertions) but no regex here
+        expresses cannot be enforced; any other name (``phone``, ``URI``,
+        OpenAPI's ``float``, ``byte``, ...) is an annotation: JSON Schema and
+        the judge ignore formats they do not know. Formats enforced another way
+        (numeric ranges) belong here, before the annotation case.
         """
         if name in ecma_regex.FORMATS:
             regex = Regex(ecma_regex.format_node(name), "format", where)
             return replace(node, regexes=(*node.regexes, regex))
-        if name in JUDGED_FORMATS:
+        if name in JUDGED_FORMATS or name in self.draft.formats:
             self.unenforceable(
                 "format",
                 where,
