@@ -83,7 +83,8 @@ class Compiler:
         """
         readings = dict(self._read_keywords)
         for keyword, where in (*self._ignored, *self._not_enforced):
-            if readings.pop((keyword, where), 0) is None:
+            if (keyword, where) in readings:
+                del readings[(keyword, where)]
                 continue
             same = [(k, w) for k, w in readings if k == keyword]
             below = [(k, w) for k, w in same if w.startswith(where)]
