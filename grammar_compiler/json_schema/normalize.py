@@ -242,12 +242,12 @@ class Compiler:
         rest = {key: value for key, value in schema.items() if key not in ("enum", "const")}
         return frozenset(set.intersection(*keys)), self.validator.evolve(schema=rest)
 
-    def _ref(self, ref: str, where: str) -> Node:
+    def _ref(self, ref: str, where: str, keyword: str = "$ref") -> Node:
         try:
             target = self.index.resolve(ref, where)
         except RemoteRef:
             self.unenforceable(
-                "$ref", where, f"remote reference {ref!r}; only references into this schema work"
+                keyword, where, f"remote reference {ref!r}; only references into this schema work"
             )
             return Node(where=where)
         schema = self.index.lookup(target, ref, where)
@@ -274,7 +274,7 @@ class Compiler:
                 "dynamic references across embedded resources ($id) are not supported",
             )
             return Node(where=where)
-        return self._ref(ref, where)
+        return self._ref(ref, where, keyword)
 
     def target_of(self, name: str) -> str:
         return next(target for target, known in self._names.items() if known == name)
