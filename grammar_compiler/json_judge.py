@@ -152,6 +152,10 @@ def _strings_only(check: Callable[[str], bool]) -> Callable[[object], bool]:
     return lambda instance: not isinstance(instance, str) or check(instance)
 
 
+JUDGED_FORMATS = frozenset(format_checker().checkers)
+"""The ``format`` names the judge checks; any other name is an annotation to it."""
+
+
 # ---------------------------------------------------------------------------
 # The judge
 

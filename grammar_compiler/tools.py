@@ -21,6 +21,11 @@ with no ``parameters`` a strict tool takes none (``{}``). Otherwise the
 arguments are any JSON object, without free whitespace (``json_mode``): the
 schema is the model's to follow, as with OpenAI's non-strict tools.
 
+The constraint's ``report`` combines the callable tools': a strict tool's
+schema report with its pointers under ``/tools/N/function/parameters`` (JSON
+pointers into the request), and for a tool that is not strict its
+``parameters`` listed as not enforced.
+
 Checked, each error naming its field: ``tools`` is a list of at most
 ``MAX_TOOLS`` ``{"type": "function", "function": {...}}`` objects; names
 match ``^[a-zA-Z0-9_-]{1,64}$`` and are unique; ``description`` is a string,
@@ -33,9 +38,10 @@ request is wrong either way.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
-from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.canonical import CanonicalConstraint, ConstraintReport, KeywordAt
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.field_errors import FieldError, at_field
 from grammar_compiler.json_mode import json_object_constraint
@@ -82,6 +88,9 @@ def tools_constraint(
             {name: constraint.judge for name, constraint in arguments.items()},
             allow_text=allow_text,
         ),
+        report=ConstraintReport.combined(
+            constraint.report for constraint in arguments.values() if constraint.report
+        ),
     )
 
 
@@ -108,7 +117,7 @@ def _declared_tools(tools: object) -> dict[str, CanonicalConstraint]:
                 f"{field}.function.name",
                 f"{name!r} is already the name of tools[{first_index[name]}]",
             )
-        declared[name] = _arguments(function, f"{field}.function")
+        declared[name] = _arguments(function, f"{field}.function", f"/tools/{index}/function")
         first_index[name] = index
     return declared
 
@@ -133,11 +142,15 @@ def _function(tool: object, field: str) -> dict[str, Any]:
     return function
 
 
-def _arguments(function: dict[str, Any], field: str) -> CanonicalConstraint:
-    """What the arguments follow: the strict tool's parameters, else any JSON object."""
-    if not function.get("strict"):
-        return json_object_constraint()
+def _arguments(function: dict[str, Any], field: str, where: str) -> CanonicalConstraint:
+    """What the arguments follow: the strict tool's parameters, else any JSON object.
+
+    ``where`` is the function's JSON pointer in the request, for the report.
+    """
     parameters = function.get("parameters")
+    if not function.get("strict"):
+        unused = (KeywordAt("parameters", where, "the tool is not strict"),) if parameters else ()
+        return replace(json_object_constraint(), report=ConstraintReport(not_enforced=unused))
     if parameters is None:
         parameters = _NO_PARAMETERS
     elif parameters.get("type") != "object":
@@ -145,9 +158,10 @@ def _arguments(function: dict[str, Any], field: str) -> CanonicalConstraint:
             f"{field}.parameters", 'a strict tool\'s parameters must have "type": "object"'
         )
     try:
-        return compile_json_schema(parameters, strict=True)
+        constraint = compile_json_schema(parameters, strict=True)
     except ConstraintError as err:
         raise at_field(f"{field}.parameters", err) from None
+    return replace(constraint, report=constraint.report.prefixed(f"{where}/parameters"))
 
 
 def _callable_tools(

@@ -417,7 +417,7 @@ _FORMATS = {
 def _strings(schema: dict) -> st.SearchStrategy[str]:
     low = schema.get("minLength", 0)
     high = schema.get("maxLength")
-    if "format" in schema:
+    if schema.get("format") in _FORMATS:  # any other format is an annotation
         base = _FORMATS[schema["format"]]
     elif "pattern" in schema:
         base = st.from_regex(schema["pattern"], fullmatch=True, alphabet=_ASCII)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
 from frontend.auth import require_api_key
 from frontend.completions import service
 from frontend.completions.plan import plan_completion
 from frontend.completions.schemas import Completion, CompletionRequest
+from frontend.constrained import REPORT_HEADER_RESPONSES, report_headers
 from frontend.offload import off_loop
 
 logger = logging.getLogger(__name__)
@@ -21,21 +22,27 @@ router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compat
 @router.post(
     "/v1/completions",
     response_model=Completion,
+    responses=REPORT_HEADER_RESPONSES,
     summary="Text completion, optionally constrained (grammar, response_format, tools)",
 )
 @router.post(
     "/completions",
     response_model=Completion,
+    responses=REPORT_HEADER_RESPONSES,
     summary="The same endpoint at the path completions-extended.txt documents",
 )
 async def create_completion(
-    body: CompletionRequest, request: Request
+    body: CompletionRequest, request: Request, response: Response
 ) -> Completion | StreamingResponse:
     # Off the event loop: the plan translates the request's constraint.
     settings = request.app.state.settings
     plan = await off_loop(plan_completion, body, settings.model_name, settings.served_model_names)
     if plan.user:
         logger.info("completion for user %s", plan.user)
+    headers = report_headers(plan.constraint)
     if plan.stream:
-        return await service.stream(request, plan)
+        streamed = await service.stream(request, plan)
+        streamed.headers.update(headers)
+        return streamed
+    response.headers.update(headers)
     return await service.complete(request, plan)

@@ -7,12 +7,18 @@ import uuid
 from datetime import UTC, datetime
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.params import SamplingParams
 from frontend.auth import require_api_key
-from frontend.constrained import Verdict, compiled_or_400, generate_verified
+from frontend.constrained import (
+    REPORT_HEADER_RESPONSES,
+    Verdict,
+    compiled_or_400,
+    generate_verified,
+    report_headers,
+)
 from frontend.text_fields import require_text
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
@@ -123,13 +129,15 @@ FINISH_REASONS = {
 @router.post(
     "/v1/completion/typed",
     response_model=TypedCompletionResponse,
+    responses=REPORT_HEADER_RESPONSES,
     summary="Completion typed by TypeScript definitions",
 )
 async def typed_completion(
-    body: TypedCompletionRequest, request: Request
+    body: TypedCompletionRequest, request: Request, response: Response
 ) -> TypedCompletionResponse:
     require_text(body)
     constraint = await compiled_or_400("typescript", body.schema_, body.type_name)
+    response.headers.update(report_headers(constraint))
     params = SamplingParams(
         max_tokens=body.max_tokens,
         temperature=body.temperature,

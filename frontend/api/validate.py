@@ -3,7 +3,8 @@
 The same fields as the generation endpoints name the constraint, so a user
 can debug exactly what they would send: the answer shows the canonical form
 xgrammar will compile, what is not enforced, and every mistake with its
-position.
+position. For JSON Schema and TypeScript the ``report`` says which keywords
+are enforced, which were ignored as annotations and which are not enforced.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from frontend.constrained import compile_constraint
 from frontend.offload import off_loop
 from frontend.text_fields import require_text
 from grammar_compiler import ConstraintError
+from grammar_compiler.canonical import ConstraintReport, KeywordAt
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
 
@@ -99,12 +101,70 @@ class CanonicalForm(BaseModel):
     value: str
 
 
+class ReportedKeyword(BaseModel):
+    keyword: str
+    pointer: str = Field(
+        description="JSON pointer (RFC 6901) of the subschema holding the keyword; '' is the root. "
+        "TypeScript: into the JSON Schema generated from the types."
+    )
+    note: str = Field("", description="Why it is listed, and what was probably meant.")
+
+    @classmethod
+    def of(cls, item: KeywordAt) -> ReportedKeyword:
+        return cls(keyword=item.keyword, pointer=item.pointer, note=item.note)
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "enforced": {"maximum": 1, "properties": 1, "type": 3},
+                    "ignored": [
+                        {
+                            "keyword": "nullable",
+                            "pointer": "/properties/name",
+                            "note": "an OpenAPI keyword, not JSON Schema's; JSON Schema ignores it "
+                            '(to allow null, list "null" in "type")',
+                        }
+                    ],
+                    "not_enforced": [],
+                }
+            ]
+        }
+    )
+
+    enforced: dict[str, int] = Field(
+        description="Constraining keywords enforced, by keyword: how many subschemas have each."
+    )
+    ignored: list[ReportedKeyword] = Field(
+        description="Keywords that constrain nothing under the schema's draft and were dropped: "
+        "unknown and vendor keywords, other drafts' keywords, OpenAPI's, unknown formats, $ref "
+        "siblings before 2019-09 (JSON Schema's own annotations and x- keys are not listed)."
+    )
+    not_enforced: list[ReportedKeyword] = Field(
+        description="strict: false only: keywords that constrain but are not enforced during "
+        "generation (the output is still checked against them)."
+    )
+
+    @classmethod
+    def of(cls, report: ConstraintReport) -> Report:
+        return cls(
+            enforced=dict(report.enforced),
+            ignored=[ReportedKeyword.of(item) for item in report.ignored],
+            not_enforced=[ReportedKeyword.of(item) for item in report.not_enforced],
+        )
+
+
 class ValidateResponse(BaseModel):
     valid: bool
     language: str = Field(description="The detected or named constraint language.")
     canonical: CanonicalForm | None = None
     not_enforced: list[str] = Field(
         default_factory=list, description="Keywords accepted but not enforced (strict: false only)."
+    )
+    report: Report | None = Field(
+        None, description="JSON Schema and TypeScript: what is enforced, ignored, not enforced."
     )
     errors: list[ConstraintProblem] = Field(default_factory=list)
 
@@ -133,4 +193,5 @@ async def validate(body: ValidateRequest) -> ValidateResponse:
         language=constraint.source_language,
         canonical=CanonicalForm(type=constraint.kind, value=constraint.value),
         not_enforced=list(constraint.not_enforced),
+        report=Report.of(constraint.report) if constraint.report is not None else None,
     )

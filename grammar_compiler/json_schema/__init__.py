@@ -6,9 +6,20 @@ keyword it generates JSON the schema rejects. So the schema is not passed
 through: it is normalized into a form whose every keyword xgrammar was
 probed to enforce, and each keyword that cannot be expressed that way is
 refused (``strict=True``) or compiled without and listed in
-``not_enforced`` (``strict=False``), with its JSON pointer. Generation is
-always a subset of what the schema allows (never a superset), checked in
-the tests by sampling xgrammar's own output against the judge.
+``not_enforced`` (``strict=False``), with its JSON pointer. A keyword that is
+not one of the schema's draft (a typo, a vendor key, another draft's or
+OpenAPI's keyword, an unknown ``format``) constrains nothing, for JSON Schema
+and for the judge alike: it is dropped and reported as ignored, never
+refused. The constraint's ``report`` (``canonical.ConstraintReport``) lists
+what was enforced, ignored and not enforced. Generation is always a subset
+of what the schema allows (never a superset), checked in the tests by
+sampling xgrammar's own output against the judge.
+
+Drafts (``drafts``): draft-04, -06, -07, 2019-09 and 2020-12, each read by
+its own rules (draft-04's ``id`` and boolean exclusive bounds, tuple
+``items`` before 2020-12, ``$ref`` hiding its siblings before 2019-09, ...);
+without ``$schema``, 2020-12 unless an older spelling selects the draft
+that reads it.
 
 Enforcement, as probed on xgrammar 0.2.8 and handled here:
 
@@ -36,9 +47,11 @@ minProperties               partly    only if no undeclared names can be generat
                                       (xgrammar lets them repeat) or it is implied
 maxProperties               enforced  native
 dependentRequired, -Schemas not       xgrammar ignores them
-dependencies                not       xgrammar ignores it
-items, prefixItems          enforced  native; draft-07 ``items: [...]`` and
-                                      ``additionalItems`` become prefixItems/items
+dependencies                not       xgrammar ignores it (read the draft-07 way
+                                      in every draft)
+items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
+                                      and ``additionalItems`` become
+                                      prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
 uniqueItems                 not       ignored by xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   not       ignored by xgrammar
@@ -59,9 +72,15 @@ format                      enforced  date, time, date-time, duration, email,
                                       relative-json-pointer: own regexes, as
                                       xgrammar's allow 02-31, leading-zero IPv4
                                       octets and raw quotes (json-pointer)
-format (others)             not       idn-*, iri*, uri-template, regex, custom
+format (others)             not       idn-*, iri*, uri-template, regex: where the
+                                      draft defines them or the judge checks them
+format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
+                                      annotations (``normalize._format`` is
+                                      where other enforced formats go)
 minimum, maximum,           enforced  native; integer bounds rounded (xgrammar
-exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62
+exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62;
+                                      draft-04's booleans make the bound
+                                      exclusive
 multipleOf                  partly    integer steps up to 1024, with no bounds or
                                       both bounds under 10000 apart (xgrammar
                                       ignores it otherwise); other bounded ranges
@@ -78,16 +97,21 @@ allOf                       partly    merged here (xgrammar ignores it); refused
 not                         partly    only ``not: {type: ...}`` (type removed)
 if, then, else              not       ignored by xgrammar
 $ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
-                                      $id) hoisted into $defs; recursion kept;
-                                      remote refs refused; siblings merged
-                                      (2019-09+) or reported (draft-07 ignores
-                                      them); cycles that never produce a value
-                                      are refused
-$dynamicRef, $recursiveRef  not
+                                      ids, draft-04 ``id``) hoisted into $defs;
+                                      recursion kept; remote refs refused;
+                                      siblings merged (2019-09+) or ignored and
+                                      reported (draft-04..07 ignore them);
+                                      cycles that never produce a value are
+                                      refused
+$dynamicRef, $recursiveRef  partly    as $ref in a document of one resource (no
+                                      embedded $id): the dynamic scope is then
+                                      always the document
 annotations                 ignored   title, description, default, examples,
-                                      deprecated, readOnly, ..., x-*
-unknown keywords            not       constrain nothing per JSON Schema; refused
-                                      as likely typos (``nullable`` too: OpenAPI)
+                                      deprecated, readOnly, ..., x-*: not listed
+unknown keywords            ignored   constrain nothing per JSON Schema (and for
+                                      the judge): typos, vendor keys, other
+                                      drafts' and OpenAPI's keywords (nullable
+                                      does not allow null), listed as ignored
 =========================== ========= =============================================
 
 Known gaps of xgrammar that remain: undeclared property names may be
@@ -102,7 +126,8 @@ The judge (``json_judge``) validates the output with ``jsonschema`` against
 the original schema.
 
 The stages, one module each: ``load`` (the document and its size limits),
-``drafts`` (which draft, metaschema check), ``refs`` (subschemas and the
+``drafts`` (which draft, its rules, draft-03 leftovers, metaschema check),
+``refs`` (subschemas and the
 ``$ref`` index), ``keywords`` (annotation / not-enforceable classes),
 ``nodes`` (the normalized form), ``normalize`` (schema to nodes, merging),
 ``size`` (output size and optional-property limits), ``render`` (nodes to
@@ -117,7 +142,7 @@ import json
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import make_judge
-from grammar_compiler.json_schema.drafts import Draft, check_metaschema
+from grammar_compiler.json_schema.drafts import Draft, check_metaschema, read_leftovers
 from grammar_compiler.json_schema.load import (
     MAX_DEPTH,
     MAX_ENUM_VALUES,
@@ -151,9 +176,15 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
 
     Args:
-        schema: JSON text or the parsed schema (draft-06/07, 2019-09, 2020-12).
+        schema: JSON text or the parsed schema (draft-04, -06, -07, 2019-09,
+            2020-12; without ``$schema``, 2020-12 read leniently).
         strict: refuse keywords that cannot be enforced; with False they are
-            compiled without and listed in ``not_enforced``.
+            compiled without and listed in ``not_enforced``. Annotations
+            (unknown keywords included) are never refused.
+
+    Returns:
+        The constraint, with its ``report`` (``ConstraintReport``): the
+        keywords enforced, ignored as annotations and not enforced.
 
     Raises:
         ConstraintError: invalid JSON or schema, over a limit, unresolvable or
@@ -163,6 +194,7 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     document = load(schema)
     check_limits(document)
     draft = Draft.of(document)
+    document = read_leftovers(document)
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict)
     try:
@@ -181,4 +213,5 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         source_language="json_schema",
         judge=make_judge(document, draft.validator_class),
         not_enforced=tuple(compiler.not_enforced),
+        report=compiler.report(),
     )

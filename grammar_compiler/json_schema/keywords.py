@@ -1,8 +1,19 @@
 """Keyword classes: annotations (never constrain), keywords the decoder cannot enforce, composition.
 
+Which keywords constrain depends on the draft (``drafts.Draft.keywords``);
+every other keyword is an annotation. ``ANNOTATIONS`` are JSON Schema's own
+(never reported); any other keyword outside the draft is reported as ignored,
+with the note ``ignored_note`` gives it.
+
 The full table of what is enforced and how is in the package docstring
 (``grammar_compiler.json_schema``).
 """
+
+from __future__ import annotations
+
+import difflib
+
+from grammar_compiler.json_schema.drafts import DRAFTS, Draft
 
 ANNOTATIONS = frozenset(
     {
@@ -19,16 +30,12 @@ ANNOTATIONS = frozenset(
         "description",
         "default",
         "examples",
-        "example",
         "deprecated",
         "readOnly",
         "writeOnly",
         "contentEncoding",
         "contentMediaType",
         "contentSchema",
-        "discriminator",
-        "xml",
-        "externalDocs",
         "then",  # without "if" they do nothing; with it, "if" is reported
         "else",
         "minContains",  # likewise with "contains"
@@ -41,7 +48,31 @@ NOT_ENFORCEABLE = {
     "dependentSchemas": "xgrammar ignores it",
     "dependencies": "xgrammar ignores it",
     "contains": "xgrammar ignores contains/minContains/maxContains",
-    "$dynamicRef": "dynamic references are not supported",
-    "$recursiveRef": "recursive references are not supported; use $ref",
 }
 COMPOSITION = ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")
+
+_OPENAPI = "an OpenAPI keyword, not JSON Schema's; JSON Schema ignores it"
+OPENAPI_NOTES = {
+    "nullable": _OPENAPI + ' (to allow null, list "null" in "type")',
+    "discriminator": _OPENAPI + " (oneOf/anyOf decide the branch)",
+    "xml": _OPENAPI,
+    "example": _OPENAPI + " (JSON Schema spells it examples)",
+    "externalDocs": _OPENAPI,
+}
+OTHER_SPELLINGS = {"id": "draft-04's spelling of $id"}
+
+
+def ignored_note(keyword: str, value: object, draft: Draft) -> str:
+    """Why ``keyword`` (not one of ``draft``'s) constrains nothing, and what was probably meant."""
+    if keyword in OPENAPI_NOTES:
+        note = OPENAPI_NOTES[keyword]
+        return note if keyword != "nullable" or value is True else _OPENAPI
+    owners = [other.name for other in DRAFTS if keyword in other.keywords]
+    if owners:
+        spelling = OTHER_SPELLINGS.get(keyword, f"a keyword of {', '.join(owners)}")
+        return f"{spelling}, not of {draft.name}, which ignores it"
+    if keyword in OTHER_SPELLINGS:
+        return f"{OTHER_SPELLINGS[keyword]}; {draft.name} ignores it"
+    note = "not a JSON Schema keyword, so it constrains nothing"
+    close = difflib.get_close_matches(keyword, sorted(draft.keywords), n=1, cutoff=0.75)
+    return note + (f" (did you mean {close[0]!r}?)" if close else "")

@@ -4,7 +4,9 @@
 definitions (recursion kept); ``allOf``, ``$ref`` siblings and
 ``anyOf``/``oneOf`` are merged into one node or a union of branches.
 A keyword that cannot be enforced is refused (strict) or recorded in
-``not_enforced`` (best effort).
+``not_enforced`` (best effort); a keyword that is not one of the draft's is
+an annotation, dropped and recorded as ignored (never refused). ``report``
+sums it up as a ``ConstraintReport``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -21,10 +24,16 @@ import referencing.exceptions
 from jsonschema.protocols import Validator
 
 from grammar_compiler import ecma_regex
+from grammar_compiler.canonical import ConstraintReport, KeywordAt
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.json_judge import validator_for
+from grammar_compiler.json_judge import JUDGED_FORMATS, validator_for
 from grammar_compiler.json_schema.drafts import Draft
-from grammar_compiler.json_schema.keywords import ANNOTATIONS, COMPOSITION, NOT_ENFORCEABLE
+from grammar_compiler.json_schema.keywords import (
+    ANNOTATIONS,
+    COMPOSITION,
+    NOT_ENFORCEABLE,
+    ignored_note,
+)
 from grammar_compiler.json_schema.nodes import (
     KINDS,
     Bound,
@@ -55,12 +64,38 @@ class Compiler:
         self.definitions: dict[str, Node] = {}
         self._names: dict[str, str] = {}  # target pointer -> definition name
         self._in_progress: set[str] = set()
-        self._not_enforced: dict[str, None] = {}
+        self._not_enforced: dict[tuple[str, str], KeywordAt] = {}
+        self._ignored: dict[tuple[str, str], KeywordAt] = {}
+        self._read_keywords: dict[tuple[str, str], None] = {}  # (keyword, where) that constrain
+        self._views: dict[int, tuple[dict, dict]] = {}  # id(schema) -> (schema, its view)
         self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
 
     @property
     def not_enforced(self) -> list[str]:
-        return list(self._not_enforced)
+        return [str(item) for item in self._not_enforced.values()]
+
+    def report(self) -> ConstraintReport:
+        """Enforced: the constraining keywords read, less those ignored or not enforced.
+
+        A keyword reported where it was not read (a node merged from several
+        subschemas is reported at the first one's pointer) is taken off a
+        reading of it below that pointer, else off any reading of it.
+        """
+        readings = dict(self._read_keywords)
+        for keyword, where in (*self._ignored, *self._not_enforced):
+            if (keyword, where) in readings:
+                del readings[(keyword, where)]
+                continue
+            same = [(k, w) for k, w in readings if k == keyword]
+            below = [(k, w) for k, w in same if w.startswith(where)]
+            if below or same:
+                del readings[(below or same)[0]]
+        enforced = Counter(keyword for keyword, _ in readings)
+        return ConstraintReport(
+            enforced=tuple(sorted(enforced.items())),
+            ignored=tuple(self._ignored.values()),
+            not_enforced=tuple(self._not_enforced.values()),
+        )
 
     # -- reporting -------------------------------------------------------
 
@@ -71,31 +106,46 @@ class Compiler:
             message += f": {why}"
         if self.strict:
             raise ConstraintError(message)
-        self._not_enforced[f"{keyword} at {location(where)}"] = None
+        self._not_enforced.setdefault((keyword, where), KeywordAt(keyword, where, why))
 
-    def _check_keywords(self, schema: dict, where: str) -> None:
-        known = self.draft.validator_class.VALIDATORS
-        filtered = "enum" in schema or "const" in schema
+    def ignore(self, keyword: str, where: str, why: str) -> None:
+        """An annotation the compiler drops (it constrains nothing): reported, never refused."""
+        self._ignored.setdefault((keyword, where), KeywordAt(keyword, where, why))
+
+    def constraining(self, key: str) -> bool:
+        """Whether ``key`` is a keyword of the draft that constrains values."""
+        return key in self.draft.keywords and key not in ANNOTATIONS
+
+    def _read(self, schema: dict, where: str, *, enforced: bool = True) -> dict:
+        """The keywords of ``schema`` that its draft reads; every other one is reported as ignored.
+
+        JSON Schema's own annotations, the draft's id keyword and ``x-``
+        extensions are dropped silently. ``enforced``: the schema is compiled
+        as a whole, so its constraining keywords count as read (the report's
+        ``enforced``) and those that cannot be enforced are reported.
+        """
+        known = self.draft.keywords | ANNOTATIONS | {self.draft.id_keyword}
         for key, value in schema.items():
-            if key in ANNOTATIONS or key.startswith("x-"):
-                continue
-            if key == "nullable":
-                if value is True:
-                    self.unenforceable(
-                        key,
-                        where,
-                        "it is OpenAPI 3.0, not JSON Schema, and would not allow null; "
-                        'write "type": [..., "null"]',
-                    )
-            elif key not in known:
-                self.unenforceable(
-                    key,
-                    where,
-                    f"it is not a {self.draft.name} keyword, so it constrains nothing "
-                    "(prefix custom keywords with 'x-')",
-                )
-            elif key in NOT_ENFORCEABLE and not filtered:
+            if key not in known and not key.startswith("x-"):
+                self.ignore(key, where, ignored_note(key, value, self.draft))
+        cached = self._views.get(id(schema))
+        if cached is None:
+            view = {key: value for key, value in schema.items() if key in known}
+            cached = self._views[id(schema)] = (schema, view if len(view) < len(schema) else schema)
+        view = cached[1]
+        if not enforced:
+            return view
+        hidden = "$ref" in view and self.draft.ref_hides_siblings
+        for key in ("$ref",) if hidden else view:
+            if self.constraining(key):
+                self._read_keywords.setdefault((key, where), None)
+        if hidden:
+            return view  # the siblings are ignored (``_report_hidden_siblings``)
+        filtered = "enum" in view or "const" in view
+        for key in view:
+            if key in NOT_ENFORCEABLE and not filtered:
                 self.unenforceable(key, where, NOT_ENFORCEABLE[key])
+        return view
 
     # -- schemas ---------------------------------------------------------
 
@@ -104,7 +154,7 @@ class Compiler:
             return Node(where=where)
         if schema is False:
             return never(f"the schema at {location(where)} is false", where)
-        self._check_keywords(schema, where)
+        schema = self._read(schema, where)
         if "$ref" in schema and self.draft.ref_hides_siblings:
             self._report_hidden_siblings(schema, where)
             return self._ref(schema["$ref"], where)
@@ -113,6 +163,9 @@ class Compiler:
         parts = [self._own(schema, where)]
         if "$ref" in schema:
             parts.append(self._ref(schema["$ref"], where))
+        for keyword in ("$recursiveRef", "$dynamicRef"):
+            if keyword in schema:
+                parts.append(self._dynamic_ref(keyword, schema[keyword], where))
         parts += [
             self.node(sub, f"{where}/allOf/{i}") for i, sub in enumerate(schema.get("allOf", ()))
         ]
@@ -129,11 +182,12 @@ class Compiler:
 
     def _report_hidden_siblings(self, schema: dict, where: str) -> None:
         for key in schema:
-            if key != "$ref" and key in self.draft.validator_class.VALIDATORS:
-                self.unenforceable(
+            if key != "$ref" and self.constraining(key):
+                self.ignore(
                     key,
                     where,
-                    f"{self.draft.name} ignores keywords next to $ref (wrap them in allOf)",
+                    f"{self.draft.name} ignores keywords next to $ref (to apply them, put the "
+                    "$ref and them in allOf)",
                 )
 
     def _enum(self, schema: dict, where: str) -> Node:
@@ -188,12 +242,12 @@ class Compiler:
         rest = {key: value for key, value in schema.items() if key not in ("enum", "const")}
         return frozenset(set.intersection(*keys)), self.validator.evolve(schema=rest)
 
-    def _ref(self, ref: str, where: str) -> Node:
+    def _ref(self, ref: str, where: str, keyword: str = "$ref") -> Node:
         try:
             target = self.index.resolve(ref, where)
         except RemoteRef:
             self.unenforceable(
-                "$ref", where, f"remote reference {ref!r}; only references into this schema work"
+                keyword, where, f"remote reference {ref!r}; only references into this schema work"
             )
             return Node(where=where)
         schema = self.index.lookup(target, ref, where)
@@ -204,6 +258,23 @@ class Compiler:
             self.definitions[name] = self.node(schema, target)
             self._in_progress.discard(name)
         return Node(where=where, ref=name, origins=((schema, target),))
+
+    def _dynamic_ref(self, keyword: str, ref: Any, where: str) -> Node:
+        """``$recursiveRef``/``$dynamicRef``, which are ``$ref`` in a document of one resource.
+
+        Their target depends on the resources the evaluation passed through;
+        with no subschema having an id of its own, that is always this
+        document, so they resolve as ``$ref`` does (dynamic anchors being
+        anchors).
+        """
+        if not self.index.single_resource:
+            self.unenforceable(
+                keyword,
+                where,
+                "dynamic references across embedded resources ($id) are not supported",
+            )
+            return Node(where=where)
+        return self._ref(ref, where, keyword)
 
     def target_of(self, name: str) -> str:
         return next(target for target, known in self._names.items() if known == name)
@@ -262,7 +333,7 @@ class Compiler:
         if schema is False:
             return Node(where=where)
         constraining = (
-            {k for k in schema if k not in ANNOTATIONS and not k.startswith("x-")}
+            {k for k in self._read(schema, f"{where}/not", enforced=False) if self.constraining(k)}
             if isinstance(schema, dict)
             else set()
         )
@@ -314,6 +385,8 @@ class Compiler:
             node = replace(node, kinds=type_kinds(schema["type"]))
         node = self._own_string(schema, where, node)
         node = self._own_number(schema, where, node)
+        if "format" in schema:
+            node = self._format(schema["format"], where, node)
         node = self._own_array(schema, where, node)
         return self._own_object(schema, where, node)
 
@@ -328,17 +401,6 @@ class Compiler:
                     f"pattern at {location(where)}: {err.message}{at}", position=err.position
                 ) from None
             regexes.append(Regex(regex, "pattern", where))
-        if "format" in schema:
-            name = schema["format"]
-            if name in ecma_regex.FORMATS:
-                regexes.append(Regex(ecma_regex.format_node(name), "format", where))
-            else:
-                self.unenforceable(
-                    "format",
-                    where,
-                    f"format {name!r} is not supported (supported: "
-                    f"{', '.join(sorted(ecma_regex.FORMATS))})",
-                )
         return replace(
             node,
             min_length=int(schema.get("minLength", 0)),
@@ -346,13 +408,43 @@ class Compiler:
             regexes=tuple(regexes),
         )
 
+    def _format(self, name: str, where: str, node: Node) -> Node:
+        """``format``: one of the string formats below is a regex; unknown names are annotations.
+
+        A name the judge checks or the draft defines (``iri``, ``uri-template``,
+        ``regex``, ...: users mean them as assertions) but no regex here
+        expresses cannot be enforced; any other name (``phone``, ``URI``,
+        OpenAPI's ``float``, ``byte``, ...) is an annotation: JSON Schema and
+        the judge ignore formats they do not know. Formats enforced another way
+        (numeric ranges) belong here, before the annotation case.
+        """
+        if name in ecma_regex.FORMATS:
+            regex = Regex(ecma_regex.format_node(name), "format", where)
+            return replace(node, regexes=(*node.regexes, regex))
+        if name in JUDGED_FORMATS or name in self.draft.formats:
+            self.unenforceable(
+                "format",
+                where,
+                f"format {name!r} is not supported (supported: "
+                f"{', '.join(sorted(ecma_regex.FORMATS))})",
+            )
+            return node
+        note = f"format {name!r} is not one this service checks, so it is an annotation"
+        if isinstance(name, str) and name.lower() in JUDGED_FORMATS:
+            note += f" (format names are case-sensitive: {name.lower()!r} is checked)"
+        self.ignore("format", where, note)
+        return node
+
     def _own_number(self, schema: dict, where: str, node: Node) -> Node:
-        lower = _tighter_lower(
-            _bound(schema, "minimum", False), _bound(schema, "exclusiveMinimum", True)
-        )
-        upper = _tighter_upper(
-            _bound(schema, "maximum", False), _bound(schema, "exclusiveMaximum", True)
-        )
+        if self.draft.boolean_exclusive:
+            lower, upper = self._draft_04_bounds(schema, where)
+        else:
+            lower = _tighter_lower(
+                _bound(schema, "minimum", False), _bound(schema, "exclusiveMinimum", True)
+            )
+            upper = _tighter_upper(
+                _bound(schema, "maximum", False), _bound(schema, "exclusiveMaximum", True)
+            )
         node = replace(node, minimum=lower, maximum=upper)
         step = schema.get("multipleOf")
         if step is None:
@@ -365,6 +457,15 @@ class Compiler:
         self.unenforceable("multipleOf", where, "only integer steps can be enforced")
         return node
 
+    def _draft_04_bounds(self, schema: dict, where: str) -> tuple[Bound | None, Bound | None]:
+        """Draft-04's ``exclusiveMinimum: true`` makes ``minimum`` exclusive (likewise maximum)."""
+        bounds = []
+        for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+            if exclusive in schema and bound not in schema:
+                self.ignore(exclusive, where, f"it modifies {bound}, which is absent")
+            bounds.append(_bound(schema, bound, schema.get(exclusive) is True))
+        return bounds[0], bounds[1]
+
     def _own_array(self, schema: dict, where: str, node: Node) -> Node:
         raw_items = schema.get("items")
         items: Node | None = None
@@ -373,6 +474,8 @@ class Compiler:
             if "additionalItems" in schema:
                 items = self.node(schema["additionalItems"], f"{where}/additionalItems")
         else:
+            if "additionalItems" in schema:  # a keyword of the draft, without an items array
+                self.ignore("additionalItems", where, "it applies only next to an items array")
             prefix = [
                 self.node(sub, f"{where}/prefixItems/{i}")
                 for i, sub in enumerate(schema.get("prefixItems", ()))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.json_schema.drafts import Draft
 from grammar_compiler.json_schema.pointers import escape_token, location
+
+if TYPE_CHECKING:
+    from grammar_compiler.json_schema.drafts import Draft
 
 _SCHEMA_KEYWORDS = (
     "additionalProperties",
@@ -34,17 +36,23 @@ _SCHEMA_MAP_KEYWORDS = (
 _SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
 
 
-def _subschemas(schema: dict) -> Iterator[tuple[str, Any]]:
-    """(pointer suffix, subschema) for every schema directly inside ``schema``."""
+def subschemas(schema: dict) -> Iterator[tuple[str, Any]]:
+    """(pointer suffix, subschema) for every schema directly inside ``schema``, in any draft.
+
+    Values of the wrong type are skipped, so a document not yet checked
+    against its metaschema can be walked.
+    """
     for key in _SCHEMA_KEYWORDS:
         if key in schema:
             yield f"/{key}", schema[key]
     for key in _SCHEMA_MAP_KEYWORDS:
-        for name, sub in schema.get(key, {}).items():
+        mapping = schema.get(key)
+        for name, sub in mapping.items() if isinstance(mapping, dict) else ():
             if isinstance(sub, (dict, bool)):  # dependencies may also hold name lists
                 yield f"/{key}/{escape_token(name)}", sub
     for key in _SCHEMA_LIST_KEYWORDS:
-        for index, sub in enumerate(schema.get(key, ())):
+        listed = schema.get(key)
+        for index, sub in enumerate(listed if isinstance(listed, list) else ()):
             yield f"/{key}/{index}", sub
     items = schema.get("items")
     if isinstance(items, list):
@@ -68,21 +76,29 @@ class RefIndex:
         if not isinstance(schema, dict):
             self.bases[where] = base
             return
-        identifier = schema.get("$id")
+        identifier = schema.get(draft.id_keyword)
         if isinstance(identifier, str):
-            if identifier.startswith("#") and draft.ref_hides_siblings:
+            if identifier.startswith("#") and draft.legacy_ids:
                 self.anchors[(base, identifier[1:])] = where
-            else:
+            elif not (draft.legacy_ids and "$ref" in schema):  # an id next to $ref is ignored
                 base = urldefrag(_join(base, identifier))[0]
                 self.resources[base] = where
         if where == "":
             self.resources.setdefault(base, "")
-        anchor = schema.get("$anchor")
-        if isinstance(anchor, str):
-            self.anchors[(base, anchor)] = where
+        # A $dynamicAnchor is also a plain anchor; dynamic references are resolved
+        # statically only in a document of one resource (see ``single_resource``).
+        for keyword in () if draft.legacy_ids else ("$anchor", "$dynamicAnchor"):
+            anchor = schema.get(keyword)
+            if isinstance(anchor, str):
+                self.anchors[(base, anchor)] = where
         self.bases[where] = base
-        for suffix, sub in _subschemas(schema):
+        for suffix, sub in subschemas(schema):
             self._walk(sub, where + suffix, base, draft)
+
+    @property
+    def single_resource(self) -> bool:
+        """No subschema has an id of its own: every dynamic scope is the document itself."""
+        return len(self.resources) == 1
 
     def resolve(self, ref: str, where: str) -> str:
         """The pointer of the subschema ``ref`` (found at ``where``) names."""

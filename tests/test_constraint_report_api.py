@@ -1,0 +1,93 @@
+"""The constraint report over HTTP: the validate API's ``report`` and ``X-Constraint-Report``.
+
+The validate router runs in a bare FastAPI app (no Triton, no keys); the
+completion routes' header is checked live in
+``tests/integration/test_grammar_endpoints.py``.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from frontend.api import validate
+from frontend.auth import require_api_key
+from frontend.constrained import REPORT_HEADER, report_headers
+from grammar_compiler import compile_json_schema
+from grammar_compiler.regex import regex_constraint
+
+DRAFT_04_WITH_VENDOR_KEYWORDS = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "type": "object",
+    "javaType": "com.example.Reading",
+    "properties": {
+        "celsius": {"type": "number", "minimum": -90, "exclusiveMinimum": True, "maxmimum": 60},
+        "station": {"type": "string", "nullable": True},
+    },
+    "required": ["celsius"],
+}
+
+
+def _client() -> TestClient:
+    app = FastAPI()
+    app.include_router(validate.router)
+    app.dependency_overrides[require_api_key] = lambda: None
+    return TestClient(app)
+
+
+def test_validate_returns_the_report() -> None:
+    body = (
+        _client()
+        .post("/v1/grammars/validate", json={"json_schema": DRAFT_04_WITH_VENDOR_KEYWORDS})
+        .json()
+    )
+    assert body["valid"] is True
+    report = body["report"]
+    assert report["enforced"] == {
+        "exclusiveMinimum": 1,
+        "minimum": 1,
+        "properties": 1,
+        "required": 1,
+        "type": 3,
+    }
+    assert [(item["keyword"], item["pointer"]) for item in report["ignored"]] == [
+        ("javaType", ""),
+        ("maxmimum", "/properties/celsius"),
+        ("nullable", "/properties/station"),
+    ]
+    assert "did you mean 'maximum'?" in report["ignored"][1]["note"]
+    assert report["not_enforced"] == []
+
+
+def test_validate_reports_what_best_effort_leaves_out() -> None:
+    schema = {"type": "array", "uniqueItems": True, "items": {"type": "integer"}}
+    body = (
+        _client()
+        .post("/v1/grammars/validate", json={"json_schema": schema, "strict": False})
+        .json()
+    )
+    assert body["not_enforced"] == ["uniqueItems at the root"]
+    assert body["report"]["not_enforced"] == [
+        {"keyword": "uniqueItems", "pointer": "", "note": "xgrammar ignores it"}
+    ]
+
+
+def test_validate_has_no_report_for_regexes() -> None:
+    body = _client().post("/v1/grammars/validate", json={"pattern": "a+"}).json()
+    assert body["valid"] is True and body["report"] is None
+
+
+def test_openapi_documents_the_report() -> None:
+    schemas = _client().get("/openapi.json").json()["components"]["schemas"]
+    assert set(schemas["Report"]["properties"]) == {"enforced", "ignored", "not_enforced"}
+    assert "report" in schemas["ValidateResponse"]["properties"]
+
+
+def test_report_header() -> None:
+    headers = report_headers(compile_json_schema(DRAFT_04_WITH_VENDOR_KEYWORDS))
+    assert headers == {
+        REPORT_HEADER: "enforced=7; ignored=3; not_enforced=0; "
+        "ignored_at=/javaType,/properties/celsius/maxmimum,/properties/station/nullable"
+    }
+    assert report_headers(regex_constraint("a")) == {}
+    assert report_headers(None) == {}

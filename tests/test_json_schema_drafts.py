@@ -1,0 +1,578 @@
+"""Each JSON Schema draft read by its own rules, annotations never refused, the constraint report.
+
+Every rule is checked the way ``test_grammar_compiler_json_schema`` checks
+keywords: hand-picked instances accepted or rejected alike by the judge
+(jsonschema with the document's draft) and by xgrammar compiling the
+canonical form, and random walks through xgrammar's grammar judged valid.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from json_instances import Decoder, samples
+
+from grammar_compiler import ConstraintError, compile_json_schema, compile_typescript
+from grammar_compiler.canonical import (
+    MAX_REPORT_SUMMARY,
+    REPORT_SUMMARY_POINTERS,
+    ConstraintReport,
+    KeywordAt,
+)
+from grammar_compiler.tools import tools_constraint
+
+D04 = "http://json-schema.org/draft-04/schema#"
+D06 = "http://json-schema.org/draft-06/schema#"
+D07 = "http://json-schema.org/draft-07/schema#"
+D2019 = "https://json-schema.org/draft/2019-09/schema"
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _assert_agrees(schema: object, good: list[str], bad: list[str], strict: bool = True) -> None:
+    """Good texts satisfy the judge and xgrammar; bad ones neither; xgrammar's walks are valid."""
+    constraint = compile_json_schema(json.dumps(schema), strict=strict)
+    decoder = Decoder(constraint.value)
+    for text in good:
+        assert constraint.judge(text) is None, (text, constraint.judge(text))
+        assert decoder.accepts(text), (text, constraint.value)
+    for text in bad:
+        assert constraint.judge(text) is not None, text
+        assert not decoder.accepts(text), (text, constraint.value)
+    for text in samples(decoder, 15, seed=len(good)):
+        assert constraint.judge(text) is None, (text, constraint.judge(text), constraint.value)
+
+
+def _refused(schema: object, strict: bool = True) -> str:
+    with pytest.raises(ConstraintError) as caught:
+        compile_json_schema(schema, strict=strict)
+    return str(caught.value)
+
+
+def _ignored(schema: object) -> list[tuple[str, str]]:
+    report = compile_json_schema(schema).report
+    return [(item.keyword, item.pointer) for item in report.ignored]
+
+
+# ---------------------------------------------------------------------------
+# Each draft's own rules
+
+OBJ = {"type": "object"}
+DRAFT_RULES = [
+    pytest.param(
+        {"$schema": D04, "type": "number", "minimum": 1, "exclusiveMinimum": True, "maximum": 3},
+        ["1.5", "3", "2"],
+        ["1", "0.5", "3.5"],
+        id="draft-04-exclusiveMinimum-true",
+    ),
+    pytest.param(
+        {"$schema": D04, "type": "integer", "maximum": 10, "exclusiveMaximum": True},
+        ["9", "-4"],
+        ["10", "11"],
+        id="draft-04-exclusiveMaximum-true",
+    ),
+    pytest.param(
+        {"$schema": D04, "type": "integer", "minimum": 2, "exclusiveMinimum": False},
+        ["2", "3"],
+        ["1"],
+        id="draft-04-exclusive-false",
+    ),
+    pytest.param(
+        {
+            "$schema": D04,
+            "id": "http://example.com/schemas/order.json",
+            "definitions": {
+                "sku": {"id": "#sku", "type": "string", "pattern": "^[A-Z]{3}$"},
+                "qty": {"id": "quantity.json", "type": "integer", "minimum": 1},
+            },
+            **OBJ,
+            "properties": {"sku": {"$ref": "#sku"}, "qty": {"$ref": "quantity.json"}},
+            "required": ["sku", "qty"],
+        },
+        ['{"sku": "ABC", "qty": 2}'],
+        ['{"sku": "abc", "qty": 2}', '{"sku": "ABC", "qty": 0}', '{"sku": "ABC"}'],
+        id="draft-04-id-anchor-and-base",
+    ),
+    pytest.param(
+        {
+            "$schema": D04,
+            "definitions": {"point": {**OBJ, "properties": {"x": {"type": "number"}}}},
+            "type": "array",
+            "items": {"$ref": "#/definitions/point"},
+        },
+        ['[{"x": 1}]', "[]"],
+        ['[{"x": "1"}]'],
+        id="draft-04-definitions",
+    ),
+    pytest.param(
+        {
+            "$schema": D04,
+            "type": "array",
+            "items": [{"type": "integer"}, {"type": "string"}],
+            "additionalItems": False,
+        },
+        ['[1, "a"]', "[1]"],
+        ['[1, "a", 2]', '["a"]'],
+        id="draft-04-tuple-items",
+    ),
+    pytest.param(
+        {
+            "$schema": D04,
+            "type": "array",
+            "items": [{"type": "integer"}],
+            "additionalItems": {"type": "boolean"},
+        },
+        ["[1, true, false]"],
+        ["[1, 2]"],
+        id="draft-04-additionalItems-schema",
+    ),
+    pytest.param(
+        {
+            "$schema": D04,
+            "definitions": {"s": {"type": "string"}},
+            **OBJ,
+            "properties": {"s": {"$ref": "#/definitions/s", "maxLength": 1}},
+        },
+        ['{"s": "long text"}'],
+        ['{"s": 1}'],
+        id="draft-04-ref-hides-siblings",
+    ),
+    pytest.param(
+        {
+            "$schema": D06,
+            "definitions": {"a": {"$id": "#a", "const": "x"}},
+            "properties": {"v": {"$ref": "#a"}},
+            "required": ["v"],
+        },
+        ['{"v": "x"}'],
+        ['{"v": "y"}'],
+        id="draft-06-id-anchor",
+    ),
+    pytest.param(
+        {
+            "$schema": D2019,
+            "$defs": {"n": {"$anchor": "name", "type": "string", "minLength": 2}},
+            **OBJ,
+            "properties": {"n": {"$ref": "#name", "maxLength": 3}},
+            "required": ["n"],
+        },
+        ['{"n": "ab"}', '{"n": "abc"}'],
+        ['{"n": "a"}', '{"n": "abcd"}'],
+        id="2019-09-anchor-and-ref-siblings",
+    ),
+    pytest.param(
+        {
+            "$schema": D2019,
+            "$recursiveAnchor": True,
+            **OBJ,
+            "properties": {"v": {"type": "integer"}, "next": {"$recursiveRef": "#"}},
+            "required": ["v"],
+            "additionalProperties": False,
+        },
+        ['{"v": 1}', '{"v": 1, "next": {"v": 2}}'],
+        ['{"v": 1, "next": {}}', '{"v": 1, "next": 3}'],
+        id="2019-09-recursiveRef",
+    ),
+    pytest.param(
+        {
+            "$schema": D2020,
+            "$dynamicAnchor": "node",
+            **OBJ,
+            "properties": {"kids": {"type": "array", "items": {"$dynamicRef": "#node"}}},
+            "additionalProperties": False,
+        },
+        ['{"kids": [{"kids": []}]}', "{}"],
+        ['{"kids": [1]}', '{"kids": [{"x": 1}]}'],
+        id="2020-12-dynamicRef-one-resource",
+    ),
+    pytest.param(
+        {"$schema": "http://json-schema.org/schema#", "prefixItems": [{"type": "integer"}]},
+        ["[1]"],
+        ['["x"]'],
+        id="latest-is-2020-12",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), DRAFT_RULES)
+def test_draft_rule_is_enforced(schema: object, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(schema, good, bad)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-04/schema",
+        "https://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-04/schema/",
+        "http://json-schema.org/draft-04/hyper-schema#",
+    ],
+)
+def test_schema_uri_spellings(uri: str) -> None:
+    schema = {"$schema": uri, "type": "integer", "minimum": 0, "exclusiveMinimum": True}
+    _assert_agrees(schema, ["1"], ["0"])
+
+
+def test_dependencies_is_read_as_draft_07_reads_it_in_every_draft() -> None:
+    def outcome(draft: str, strict: bool) -> str:
+        schema = {
+            "$schema": draft,
+            **OBJ,
+            "properties": {"card": {"type": "string"}, "cvv": {"type": "string"}},
+            "dependencies": {"card": ["cvv"], "cvv": {"required": ["card"]}},
+        }
+        try:
+            constraint = compile_json_schema(schema, strict=strict)
+        except ConstraintError as error:
+            return str(error)
+        return constraint.value + repr(constraint.report.not_enforced)
+
+    for strict in (True, False):
+        assert outcome(D04, strict) == outcome(D07, strict) == outcome(D2020, strict)
+
+
+def test_keywords_of_another_draft_are_ignored_like_the_judge_ignores_them() -> None:
+    schema = {"$schema": D04, **OBJ, "properties": {"kind": {"const": "a"}}}
+    _assert_agrees(schema, ['{"kind": "b"}'], [])
+    assert _ignored(schema) == [("const", "/properties/kind")]
+    note = compile_json_schema(schema).report.ignored[0].note
+    assert note.startswith("a keyword of draft-06, draft-07, 2019-09, 2020-12, not of draft-04")
+    tuple_07 = {"$schema": D07, "type": "array", "prefixItems": [{"type": "integer"}]}
+    _assert_agrees(tuple_07, ['["x"]'], [])
+    assert _ignored(tuple_07) == [("prefixItems", "")]
+
+
+def test_dynamic_references_across_resources_are_not_enforced() -> None:
+    schema = {
+        "$schema": D2020,
+        "$dynamicAnchor": "node",
+        "properties": {"inner": {"$id": "inner.json", "$dynamicRef": "#node"}},
+    }
+    assert _refused(schema).startswith(
+        "keyword '$dynamicRef' at /properties/inner cannot be enforced during generation"
+    )
+
+
+# ---------------------------------------------------------------------------
+# No $schema: 2020-12, older spellings read by their own rules
+
+
+def test_unmarked_boolean_exclusive_bounds_are_draft_04() -> None:
+    _assert_agrees({"type": "integer", "minimum": 0, "exclusiveMinimum": True}, ["1"], ["0"])
+
+
+def test_unmarked_id_anchors_are_draft_04() -> None:
+    schema = {
+        "definitions": {"code": {"id": "#code", "type": "string", "pattern": "^[0-9]{2}$"}},
+        "type": "array",
+        "items": {"$ref": "#code"},
+    }
+    _assert_agrees(schema, ['["12"]'], ['["1"]', "[1]"])
+
+
+def test_unmarked_id_next_to_newer_keywords_is_an_annotation() -> None:
+    schema = {"id": "urn:example:pet", **OBJ, "properties": {"k": {"const": 1}}, "required": ["k"]}
+    _assert_agrees(schema, ['{"k": 1}'], ['{"k": 2}'])
+    assert _ignored(schema) == [("id", "")]
+
+
+def test_unmarked_tuple_items_are_draft_07() -> None:
+    schema = {"type": "array", "items": [{"type": "string"}], "additionalItems": False}
+    _assert_agrees(schema, ['["a"]', "[]"], ['["a", "b"]', "[1]"])
+
+
+# ---------------------------------------------------------------------------
+# Slightly invalid schemas: old meanings read, or a precise 400
+
+
+def test_draft_03_required_true_is_read_as_required() -> None:
+    schema = {
+        "$schema": D04,
+        **OBJ,
+        "properties": {"a": {"type": "string", "required": True}, "b": {"required": False}},
+    }
+    _assert_agrees(schema, ['{"a": "x"}', '{"a": "x", "b": 1}'], ["{}", '{"b": 1}'])
+    assert schema["properties"]["a"]["required"] is True  # the caller's document is not changed
+
+
+def test_draft_03_type_any_is_any_type() -> None:
+    _assert_agrees(
+        {**OBJ, "properties": {"v": {"type": "any"}}, "required": ["v"]},
+        ['{"v": 1}', '{"v": "x"}', '{"v": null}'],
+        ["{}"],
+    )
+
+
+def test_harmless_metaschema_violations_are_accepted() -> None:
+    schema = {
+        "$schema": D04,
+        **OBJ,
+        "properties": {"n": {"type": "integer", "exclusiveMaximum": True}},
+        "required": [],
+    }
+    _assert_agrees(schema, ['{"n": 5}', "{}"], ['{"n": "5"}'])
+    assert _ignored(schema) == [("exclusiveMaximum", "/properties/n")]
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        pytest.param(
+            {**OBJ, "properties": {"n": {"type": "int"}}},
+            "invalid JSON Schema at /properties/n/type: 'int' is not a JSON Schema type "
+            "(one of array, boolean, integer, null, number, object, string); "
+            "'int' is probably 'integer'",
+            id="type-int",
+        ),
+        pytest.param(
+            {"type": ["string", "bool"]},
+            "'bool' is not a JSON Schema type",
+            id="type-list-bool",
+        ),
+        pytest.param(
+            {"$schema": D04, "properties": {"a": {"minLength": "3"}}},
+            "invalid JSON Schema at /properties/a/minLength: ",
+            id="wrong-value-type",
+        ),
+        pytest.param(
+            {"$schema": D07, "exclusiveMinimum": True},
+            "invalid JSON Schema at /exclusiveMinimum: True is not of type 'number'",
+            id="boolean-exclusive-in-draft-07",
+        ),
+    ],
+)
+def test_malformed_values_are_precise_400s(schema: object, expected: str) -> None:
+    assert expected in _refused(schema)
+
+
+# ---------------------------------------------------------------------------
+# Annotations are never refused, and reported
+
+ANNOTATIONS = [
+    pytest.param({"type": "integer", "maxmimum": 3}, "maxmimum", "", id="typo"),
+    pytest.param({"type": "string", "readonly": True}, "readonly", "", id="readonly-lowercase"),
+    pytest.param({**OBJ, "javaType": "com.example.Pet"}, "javaType", "", id="javaType"),
+    pytest.param({"type": "array", "_uniqueItems": True}, "_uniqueItems", "", id="_uniqueItems"),
+    pytest.param({"type": "string", "tsType": "Email"}, "tsType", "", id="tsType"),
+    pytest.param({"type": "string", "nullable": True}, "nullable", "", id="nullable"),
+    pytest.param(
+        {
+            "oneOf": [{**OBJ, "properties": {"t": {"const": "a"}}, "required": ["t"]}],
+            "discriminator": {"propertyName": "t"},
+        },
+        "discriminator",
+        "",
+        id="discriminator",
+    ),
+    pytest.param({"type": "string", "xml": {"name": "n"}}, "xml", "", id="xml"),
+    pytest.param({"type": "string", "example": "x"}, "example", "", id="example"),
+    pytest.param({"type": "string", "format": "phone"}, "format", "", id="format-phone"),
+    pytest.param({"type": "string", "format": "URI"}, "format", "", id="format-URI"),
+    pytest.param({"type": "number", "format": "float"}, "format", "", id="format-float"),
+    pytest.param({"type": "number", "format": "double"}, "format", "", id="format-double"),
+    pytest.param({"type": "string", "format": "byte"}, "format", "", id="format-byte"),
+    pytest.param({"type": "string", "format": "binary"}, "format", "", id="format-binary"),
+    pytest.param({"type": "string", "format": "password"}, "format", "", id="format-password"),
+    pytest.param(
+        {"$schema": D04, "type": "string", "format": "uri-template"},
+        "format",
+        "",
+        id="format-of-a-later-draft",
+    ),
+    pytest.param(
+        {**OBJ, "properties": {"a": {"type": "string", "minLenght": 2}}},
+        "minLenght",
+        "/properties/a",
+        id="nested-typo",
+    ),
+    pytest.param(
+        {
+            "$schema": D07,
+            "definitions": {"a": {}},
+            "properties": {"x": {"$ref": "#/definitions/a", "maxLength": 3}},
+        },
+        "maxLength",
+        "/properties/x",
+        id="draft-07-ref-siblings",
+    ),
+    pytest.param(
+        {"$schema": D2020, "type": "array", "additionalItems": False},
+        "additionalItems",
+        "",
+        id="additionalItems-in-2020-12",
+    ),
+    pytest.param(
+        {"$schema": D07, "type": "array", "items": {}, "additionalItems": False},
+        "additionalItems",
+        "",
+        id="additionalItems-without-tuple",
+    ),
+    pytest.param(
+        {"$schema": D07, **OBJ, "dependentRequired": {"a": ["b"]}},
+        "dependentRequired",
+        "",
+        id="2019-09-keyword-in-draft-07",
+    ),
+]
+
+
+def test_hidden_siblings_are_not_refused_even_when_they_could_not_be_enforced() -> None:
+    schema = {
+        "$schema": D07,
+        "definitions": {"a": {**OBJ, "properties": {"x": {"type": "integer"}, "y": {}}}},
+        "$ref": "#/definitions/a",
+        "if": {"required": ["x"]},
+        "then": {"required": ["y"]},
+    }
+    _assert_agrees(schema, ['{"x": 1}'], ["1"])
+    report = compile_json_schema(schema).report
+    assert [(i.keyword, i.pointer) for i in report.ignored] == [("if", "")]
+    assert dict(report.enforced) == {"$ref": 1, "properties": 1, "type": 2}
+
+
+@pytest.mark.parametrize(("schema", "keyword", "pointer"), ANNOTATIONS)
+def test_annotations_compile_strictly_and_are_reported(
+    schema: dict, keyword: str, pointer: str
+) -> None:
+    constraint = compile_json_schema(schema, strict=True)
+    assert (keyword, pointer) in [(i.keyword, i.pointer) for i in constraint.report.ignored]
+    assert constraint.not_enforced == ()
+    decoder = Decoder(constraint.value)
+    for text in samples(decoder, 10, seed=1):
+        assert constraint.judge(text) is None, (text, constraint.judge(text))
+
+
+def test_the_judge_ignores_nullable_and_unknown_formats_too() -> None:
+    constraint = compile_json_schema(
+        {**OBJ, "properties": {"n": {"type": "string", "nullable": True, "format": "phone"}}}
+    )
+    decoder = Decoder(constraint.value)
+    assert constraint.judge('{"n": null}') is not None and not decoder.accepts('{"n": null}')
+    assert constraint.judge('{"n": "not a phone"}') is None
+    assert decoder.accepts('{"n": "not a phone"}')
+    (nullable, _format) = constraint.report.ignored
+    assert "JSON Schema ignores it" in nullable.note and '"null" in "type"' in nullable.note
+
+
+def test_annotation_notes_say_what_was_probably_meant() -> None:
+    notes = {
+        item.keyword: item.note
+        for item in compile_json_schema(
+            {"type": "string", "maxLenght": 3, "format": "URI", "x-vendor": 1, "title": "T"}
+        ).report.ignored
+    }
+    assert notes == {
+        "maxLenght": "not a JSON Schema keyword, so it constrains nothing "
+        "(did you mean 'maxLength'?)",
+        "format": "format 'URI' is not one this service checks, so it is an annotation "
+        "(format names are case-sensitive: 'uri' is checked)",
+    }
+
+
+def test_strict_mode_still_refuses_what_constrains_next_to_annotations() -> None:
+    schema = {"type": "array", "maxmimum": 3, "items": {"nullable": True}, "uniqueItems": True}
+    assert _refused(schema) == (
+        "keyword 'uniqueItems' at the root cannot be enforced during generation: "
+        "xgrammar ignores it"
+    )
+
+
+def test_annotations_inside_not_are_ignored_there() -> None:
+    schema = {"not": {"type": "string", "nullable": True}}
+    _assert_agrees(schema, ["1", "null"], ['"x"'])
+    assert _ignored(schema) == [("nullable", "/not")]
+
+
+# ---------------------------------------------------------------------------
+# The report
+
+
+def test_report_counts_enforced_keywords_by_subschema() -> None:
+    schema = {
+        "$schema": D04,
+        "definitions": {"name": {"type": "string", "maxLength": 20}},
+        **OBJ,
+        "properties": {
+            "first": {"$ref": "#/definitions/name"},
+            "last": {"$ref": "#/definitions/name"},
+            "age": {"type": "integer", "minimum": 0, "exclusiveMinimum": True, "javaType": "int"},
+        },
+        "required": ["first"],
+        "title": "Person",
+    }
+    report = compile_json_schema(schema).report
+    assert dict(report.enforced) == {
+        "$ref": 2,
+        "exclusiveMinimum": 1,
+        "maxLength": 1,
+        "minimum": 1,
+        "properties": 1,
+        "required": 1,
+        "type": 3,
+    }
+    assert report.enforced_total == 10
+    assert report.ignored == (
+        KeywordAt(
+            "javaType", "/properties/age", "not a JSON Schema keyword, so it constrains nothing"
+        ),
+    )
+    assert report.not_enforced == ()
+
+
+def test_report_lists_what_best_effort_does_not_enforce() -> None:
+    schema = {**OBJ, "properties": {"tags": {"type": "array", "uniqueItems": True}}}
+    constraint = compile_json_schema(schema, strict=False)
+    (item,) = constraint.report.not_enforced
+    assert (item.keyword, item.pointer, item.note) == (
+        "uniqueItems",
+        "/properties/tags",
+        "xgrammar ignores it",
+    )
+    assert constraint.not_enforced == ("uniqueItems at /properties/tags",)
+    assert dict(constraint.report.enforced) == {"properties": 1, "type": 2}
+
+
+def test_report_summary_is_short_ascii() -> None:
+    schema = {
+        **OBJ,
+        "properties": {f"é,{i};": {"type": "string", "nullable": True} for i in range(40)},
+    }
+    summary = compile_json_schema(schema).report.summary()
+    assert summary.startswith(
+        "enforced=42; ignored=40; not_enforced=0; ignored_at=/properties/%C3%A9%2C0%3B/nullable,"
+    )
+    assert summary.isascii() and len(summary) <= MAX_REPORT_SUMMARY
+    assert summary.endswith(",...") and summary.count("/nullable") == REPORT_SUMMARY_POINTERS
+    huge = ConstraintReport(ignored=(KeywordAt("k" * 2000, ""),))
+    assert len(huge.summary()) == MAX_REPORT_SUMMARY and huge.summary().endswith("...")
+
+
+def test_typescript_constraints_have_a_report() -> None:
+    constraint = compile_typescript("export interface P { x: number; tags: string[] }", "P")
+    assert constraint.report.enforced_total > 0 and constraint.report.ignored == ()
+
+
+def test_tools_report_each_strict_tool_under_its_pointer() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "pay",
+                "strict": True,
+                "parameters": {
+                    **OBJ,
+                    "properties": {"amount": {"type": "number", "nullable": True}},
+                },
+            },
+        },
+        {"type": "function", "function": {"name": "note", "parameters": {**OBJ}}},
+    ]
+    report = tools_constraint(tools, "auto").report
+    assert [str(item) for item in report.ignored] == [
+        "nullable at /tools/0/function/parameters/properties/amount"
+    ]
+    assert [(item.keyword, item.pointer) for item in report.not_enforced] == [
+        ("parameters", "/tools/1/function")
+    ]
+    assert dict(report.enforced) == {"properties": 1, "type": 2}
