@@ -1063,3 +1063,17 @@ def test_corpus_compiles_and_generates_valid_json(path: Path) -> None:
 def test_corpus_refusals_are_precise(path: Path) -> None:
     expected = path.with_suffix(".refused").read_text().strip()
     assert expected in _refused(path.read_text())
+
+
+def test_min_items_without_items_allows_any_items() -> None:
+    """Strict xgrammar reads a missing ``items`` as "no more items"; minItems must still hold."""
+    _assert_agrees(
+        {"type": "array", "minItems": 2},
+        good=['[1, "a"]', "[null, [], {}]"],
+        bad=["[]", "[1]"],
+    )
+    _assert_agrees(
+        {"type": "array", "prefixItems": [{"type": "integer"}], "minItems": 2},
+        good=['[1, "x"]'],
+        bad=["[1]", '["x", 1]'],
+    )

@@ -270,6 +270,10 @@ class Renderer:
         keywords: dict[str, Any] = {}
         if prefix:
             keywords["prefixItems"] = prefix
+        if items is None and node.min_items > len(prefix):
+            # Strict xgrammar reads a missing "items" as "no further items", which
+            # minItems then contradicts; the schema allows any value there.
+            items = {}
         if items is not None:
             keywords["items"] = items
         if node.min_items:
