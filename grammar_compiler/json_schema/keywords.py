@@ -29,18 +29,13 @@ ANNOTATIONS = frozenset(
         "discriminator",
         "xml",
         "externalDocs",
-        "then",  # without "if" they do nothing; with it, "if" is reported
+        "then",  # read with "if" (``conditionals``); alone they do nothing
         "else",
-        "minContains",  # likewise with "contains"
+        "minContains",  # read with "contains" (``contains``)
         "maxContains",
     }
 )
 NOT_ENFORCEABLE = {
-    "if": "if/then/else is not supported by xgrammar",
-    "dependentRequired": "xgrammar ignores it",
-    "dependentSchemas": "xgrammar ignores it",
-    "dependencies": "xgrammar ignores it",
-    "contains": "xgrammar ignores contains/minContains/maxContains",
     "$dynamicRef": "dynamic references are not supported",
     "$recursiveRef": "recursive references are not supported; use $ref",
 }

@@ -23,10 +23,12 @@ from jsonschema.protocols import Validator
 from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import validator_for
+from grammar_compiler.json_schema import conditionals, contains, dependencies, exclusive_one_of
+from grammar_compiler.json_schema.branching import alternatives
+from grammar_compiler.json_schema.complement import Complements
 from grammar_compiler.json_schema.drafts import Draft
 from grammar_compiler.json_schema.keywords import ANNOTATIONS, COMPOSITION, NOT_ENFORCEABLE
 from grammar_compiler.json_schema.nodes import (
-    KINDS,
     Bound,
     Node,
     Regex,
@@ -57,6 +59,8 @@ class Compiler:
         self._in_progress: set[str] = set()
         self._not_enforced: dict[str, None] = {}
         self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
+        self._synthetic: dict[int, Any] = {}
+        self._union_labels: dict[int, tuple[Node, str]] = {}
 
     @property
     def not_enforced(self) -> list[str]:
@@ -125,6 +129,9 @@ class Compiler:
         result = parts[0]
         for part in parts[1:]:
             result = self.merge(result, part, where)
+        result = conditionals.enforce(self, schema, result, where)
+        result = dependencies.enforce(self, schema, result, where)
+        result = contains.enforce(self, schema, result, where)
         return self._close_unevaluated(schema, result, where)
 
     def _report_hidden_siblings(self, schema: dict, where: str) -> None:
@@ -232,13 +239,16 @@ class Compiler:
             None,
         )
         if overlapping is not None:
-            self.unenforceable(
-                "oneOf",
-                where,
-                f"branches {overlapping[0]} and {overlapping[1]} may both match and xgrammar "
-                "cannot exclude that (make them differ by type, const/enum, or a required "
-                "property with distinct const values)",
-            )
+            rewritten = exclusive_one_of.rewrite(self, branches, nodes, where)
+            if isinstance(rewritten, str):
+                self.unenforceable(
+                    "oneOf",
+                    where,
+                    f"branches {overlapping[0]} and {overlapping[1]} may both match and xgrammar "
+                    f"cannot exclude that ({rewritten})",
+                )
+            else:
+                nodes = rewritten
         return self._union(nodes, where, (({"oneOf": branches}, where),), "oneOf")
 
     def _union(
@@ -257,23 +267,20 @@ class Compiler:
         return Node(where=where, any_of=tuple(flat), origins=origins)
 
     def _not(self, schema: Any, where: str) -> Node:
-        """Only ``not: {type: ...}`` (and trivial ``not``) is expressible: it removes kinds."""
-        origins = (({"not": schema}, where),)
-        if schema is False:
+        """The terms of the complement of the schema (``complement``): exact for the keywords
+        it lists, else the part it can express; refused where that is nothing."""
+        rejected = Complements(self).of(schema, f"{where}/not")
+        if not rejected.terms:
+            if rejected.exact:
+                return never(f"the 'not' at {location(where)} excludes every value", where)
+            self.unenforceable("not", where, "the values its schema rejects cannot be expressed")
             return Node(where=where)
-        constraining = (
-            {k for k in schema if k not in ANNOTATIONS and not k.startswith("x-")}
-            if isinstance(schema, dict)
-            else set()
-        )
-        if schema is True or not constraining:
-            return never(f"the 'not' at {location(where)} excludes every value", where)
-        if constraining == {"type"}:
-            kept = frozenset(KINDS) - type_kinds(schema["type"])
-            if "fraction" not in kept or "integer" in kept:
-                return Node(where=where, kinds=kept, origins=origins)
-        self.unenforceable("not", where, "only 'not: {\"type\": ...}' can be enforced")
-        return Node(where=where)
+        origins = ((self.synthetic({"not": schema}), where),)
+        try:
+            return alternatives(self, rejected.terms, where, "not", origins)
+        except Unmergeable as problem:
+            self.unenforceable("not", where, problem.why)
+            return Node(where=where)
 
     def _close_unevaluated(self, schema: dict, node: Node, where: str) -> Node:
         """``unevaluatedProperties/Items: false`` closes what the merged schema declares."""
@@ -293,6 +300,8 @@ class Compiler:
         return node
 
     def _apply_unevaluated(self, node: Node, keyword: str, rest: Node) -> Node:
+        """``rest`` for what no user subschema evaluates: undeclared names and items, and
+        those only a rewrite's complement declares (``synthetic``)."""
         if node.never or node.enum is not None:
             return node
         if node.any_of is not None:
@@ -301,11 +310,29 @@ class Compiler:
         if node.ref is not None:
             node = self.deref(node)
         if keyword == "unevaluatedProperties":
+            properties = {
+                name: sub if self._evaluated(sub) else self._merge(sub, rest, node.where)
+                for name, sub in node.properties.items()
+            }
+            node = replace(node, properties=properties)
             if node.additional is None and not node.pattern_properties:
                 return replace(node, additional=rest)
-        elif node.items is None:
-            return replace(node, items=rest)
-        return node
+            return node
+        prefix = tuple(
+            item if self._evaluated(item) else self._merge(item, rest, node.where)
+            for item in node.prefix
+        )
+        if node.items is None:
+            return replace(node, prefix=prefix, items=rest)
+        if not self._evaluated(node.items):
+            return replace(node, prefix=prefix, items=self._merge(node.items, rest, node.where))
+        return replace(node, prefix=prefix)
+
+    def _evaluated(self, node: Node) -> bool:
+        """Whether a user's subschema applies to this property or item (no origins: ``true``)."""
+        if node.any_of is not None:
+            return all(self._evaluated(branch) for branch in node.any_of)
+        return not node.origins or any(id(s) not in self._synthetic for s, _ in node.origins)
 
     def _own(self, schema: dict, where: str) -> Node:
         """The node for the keywords that constrain values directly (no composition)."""
@@ -442,8 +469,30 @@ class Compiler:
         try:
             return self._merge(a, b, where)
         except Unmergeable as problem:
-            self.unenforceable(problem.keyword, where, problem.why)
+            keyword, at = problem.keyword, where
+            label = next(filter(None, map(self._union_labels.get, (id(b), id(a)))), None)
+            if keyword == "anyOf" and label is not None:  # a union a rewrite made
+                keyword, at = label[1], label[0].where
+            self.unenforceable(keyword, at, problem.why)
             return a
+
+    def both(self, a: Node, b: Node, where: str) -> Node:
+        """Both must hold; ``Unmergeable`` where they cannot be expressed together."""
+        return self._merge(a, b, where)
+
+    def synthetic(self, schema: Any) -> Any:
+        """An origin schema a rewrite made to describe its node.
+
+        Kept alive (``_checks`` is keyed by id) and known as made here: what
+        only such a node declares counts as unevaluated (``_apply_unevaluated``).
+        """
+        self._synthetic[id(schema)] = schema
+        return schema
+
+    def label_union(self, node: Node, keyword: str) -> Node:
+        """Names the keyword whose rewrite made this union, for messages about combining it."""
+        self._union_labels[id(node)] = (node, keyword)
+        return node
 
     def _merge(self, a: Node, b: Node, where: str) -> Node:
         if a.never:
