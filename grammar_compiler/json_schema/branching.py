@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from grammar_compiler.json_schema.complement import COMPLEMENT_REGEX
-from grammar_compiler.json_schema.nodes import Node, Unmergeable, children, implied_kinds, never
+from grammar_compiler.json_schema.complement import ALL_KINDS, kind_of
+from grammar_compiler.json_schema.nodes import Node, Unmergeable, implied_kinds, never
 from grammar_compiler.json_schema.pointers import location
 
 if TYPE_CHECKING:
@@ -28,16 +28,16 @@ MAX_REWRITE_BRANCHES = 64
 def conjoin(compiler: Compiler, a: Node, b: Node, where: str) -> Node | None:
     """Both ``a`` and ``b``, or None where that cannot be expressed.
 
-    A complement's regex (``complement.other_than``) meeting another regex
-    in one string cannot be expressed (xgrammar takes one regex per
-    string): that combination is left out too, so the caller loses values
-    (a subset) instead of refusing the schema.
+    Where the merge itself had to leave values out (a complement's regex
+    meeting a pattern, ``complement.joined_regexes``), None too: the
+    caller knows its result is a subset.
     """
+    losses = compiler.losses
     try:
         merged = compiler.both(a, b, where)
     except Unmergeable:
         return None
-    return None if _complement_regex_clashes(merged) else merged
+    return None if compiler.losses > losses else merged
 
 
 def generates_nothing(compiler: Compiler, node: Node) -> bool:
@@ -89,6 +89,18 @@ def _numbers_possible(node: Node, *, with_fraction: bool) -> bool:
     return first <= last
 
 
+def generated_kinds(compiler: Compiler, node: Node) -> frozenset[str]:
+    """The kinds of values the renderer may generate for ``node`` (all, when unsure)."""
+    if node.any_of is not None:
+        return frozenset().union(*(generated_kinds(compiler, b) for b in node.any_of))
+    if node.enum is not None:
+        return frozenset(map(kind_of, node.enum))
+    if node.ref is not None or node.never:
+        return ALL_KINDS if node.ref is not None else frozenset()
+    kinds = node.kinds if node.kinds is not None else implied_kinds(node)
+    return ALL_KINDS if kinds is None else kinds
+
+
 def alternatives(
     compiler: Compiler,
     branches: Iterable[Node],
@@ -117,14 +129,3 @@ def alternatives(
     if len(kept) == 1:
         return kept[0]
     return compiler.label_union(Node(where=where, any_of=tuple(kept), origins=origins), keyword)
-
-
-def _complement_regex_clashes(node: Node) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        labels = [regex.keyword for regex in current.regexes]
-        if len(labels) > 1 and any(label.startswith(COMPLEMENT_REGEX) for label in labels):
-            return True
-        stack.extend(children(current))
-    return False

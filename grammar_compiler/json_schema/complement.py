@@ -30,14 +30,15 @@ Keywords with an exact complement:
   they add no term.
 
 Other keywords (``pattern``, ``format``, ``multipleOf``, ``items``, ...)
-add no term: the union is then a subset of the complement (``exact`` is
-False), which keeps generation sound but may leave valid values out.
+add no term: the union is then a subset of the complement, which keeps
+generation sound but may leave valid values out; ``lost`` says of which
+kinds (strings for a ``pattern``, objects for ``additionalProperties``...).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler import ecma_regex
@@ -67,20 +68,64 @@ _SAFE_INSIDE_NOT = frozenset(
 
 
 @dataclass(frozen=True)
+class Exclusion(Regex):
+    """The regex of the strings other than ``strings`` (see ``other_than``)."""
+
+    strings: tuple[str, ...] = ()
+
+
+def joined_regexes(a: tuple[Regex, ...], b: tuple[Regex, ...]) -> tuple[Regex, ...] | None:
+    """The regexes of both; exclusions become one. None where an exclusion meets a pattern:
+    xgrammar takes one regex per string, and none expresses both."""
+    regexes = a + tuple(regex for regex in b if regex not in a)
+    exclusions = [regex for regex in regexes if isinstance(regex, Exclusion)]
+    if not exclusions or len(exclusions) == len(regexes) == 1:
+        return regexes
+    if len(exclusions) < len(regexes):
+        return None
+    strings = tuple(sorted({text for exclusion in exclusions for text in exclusion.strings}))
+    return (replace(exclusions[0], node=other_than(strings), strings=strings),)
+
+
+@dataclass(frozen=True)
 class Complement:
-    """Terms whose union is a subset of a schema's complement; ``exact``: all of it."""
+    """Terms whose union is a schema's complement, less values of the ``lost`` kinds."""
 
     terms: tuple[Node, ...]
-    exact: bool
+    lost: frozenset[str] = frozenset()
+
+    @property
+    def exact(self) -> bool:
+        return not self.lost
 
     def __or__(self, other: Complement) -> Complement:
-        return Complement(self.terms + other.terms, self.exact and other.exact)
+        return Complement(self.terms + other.terms, self.lost | other.lost)
 
 
-NOTHING = Complement((), True)
+NOTHING = Complement(())
 """The complement of a schema every value satisfies."""
-UNKNOWN = Complement((), False)
-"""No term: the complement cannot be expressed (the empty subset of it)."""
+ALL_KINDS = frozenset(KINDS)
+_KINDS_OF = {
+    **dict.fromkeys(("pattern", "format"), frozenset({"string"})),
+    "multipleOf": NUMBERS,
+    **dict.fromkeys(
+        ("items", "prefixItems", "additionalItems", "contains", "uniqueItems", "unevaluatedItems"),
+        frozenset({"array"}),
+    ),
+    **dict.fromkeys(
+        (
+            *("additionalProperties", "patternProperties", "propertyNames"),
+            *("minProperties", "maxProperties", "unevaluatedProperties"),
+        ),
+        frozenset({"object"}),
+    ),
+}
+"""The kinds of values a keyword constrains, where its complement has no term."""
+
+
+def unknown(kinds: frozenset[str] = ALL_KINDS) -> Complement:
+    """No term: the complement's values of these kinds cannot be expressed."""
+    return Complement((), kinds)
 
 
 class Complements:
@@ -116,7 +161,7 @@ class Complements:
         if schema is True:
             return NOTHING
         if schema is False:
-            return Complement((self._term(where, {}),), True)
+            return Complement((self._term(where, {}),))
         if "$ref" in schema and self.compiler.draft.ref_hides_siblings:
             return self._ref(schema["$ref"], where)
         known = self.compiler.draft.validator_class.VALIDATORS
@@ -125,9 +170,12 @@ class Complements:
             if key in ANNOTATIONS or key.startswith("x-") or key not in known:
                 continue  # constrains nothing
             handler = self._keywords.get(key)
-            result = result | (handler(value, schema, where) if handler else UNKNOWN)
+            if handler is None:
+                result = result | unknown(_KINDS_OF.get(key, ALL_KINDS))
+            else:
+                result = result | handler(value, schema, where)
             if len(result.terms) > MAX_TERMS:
-                return Complement(result.terms[:MAX_TERMS], False)
+                return Complement(result.terms[:MAX_TERMS], ALL_KINDS)
         return result
 
     def _term(self, where: str, origin: Any, **fields: Any) -> Node:
@@ -140,11 +188,11 @@ class Complements:
         kinds = frozenset(KINDS) - type_kinds(declared)
         if not kinds:
             return NOTHING
-        return Complement((self._term(where, {"not": {"type": declared}}, kinds=kinds),), True)
+        return Complement((self._term(where, {"not": {"type": declared}}, kinds=kinds),))
 
     def _values(self, values: list, keyword: str, where: str) -> Complement:
         """Values other than the listed ones, kind by kind."""
-        listed = {_kind(value) for value in values}
+        listed = {kind_of(value) for value in values}
         terms = []
         untouched = frozenset(KINDS) - listed - (NUMBERS if listed & NUMBERS else frozenset())
         if untouched:
@@ -155,16 +203,13 @@ class Complements:
             terms.append(self._term(where, {"enum": [other]}, enum=(other,)))
         strings = sorted({value for value in values if isinstance(value, str)})
         if strings:
-            regex = Regex(other_than(strings), f"{COMPLEMENT_REGEX} {keyword}", where)
+            label = f"{COMPLEMENT_REGEX} {keyword}"
+            regex = Exclusion(other_than(strings), label, where, tuple(strings))
             origin = {"type": "string", "not": {"enum": strings}}
             terms.append(self._term(where, origin, kinds=frozenset({"string"}), regexes=(regex,)))
-        numbers = [value for value in values if _kind(value) in NUMBERS]
-        exact = not listed & {"array", "object"}
-        if numbers:
-            outside = self._outside(numbers, where)
-            terms += outside.terms
-            exact = exact and outside.exact
-        return Complement(tuple(terms), exact)
+        numbers = [value for value in values if kind_of(value) in NUMBERS]
+        result = Complement(tuple(terms), listed & {"array", "object"})
+        return result | self._outside(numbers, where) if numbers else result
 
     def _outside(self, numbers: list, where: str) -> Complement:
         """Numbers in the open intervals below, between and above the listed ones."""
@@ -176,7 +221,7 @@ class Complements:
             terms.append(
                 self._term(where, origin, kinds=NUMBERS, minimum=(low, True), maximum=(high, True))
             )
-        return Complement(tuple(terms), exact)
+        return Complement(tuple(terms), frozenset() if exact else NUMBERS)
 
     def _below(self, bound: float, where: str, *, inclusive: bool = False) -> Node:
         origin = {"maximum": bound} if inclusive else {"not": {"minimum": bound}}
@@ -192,21 +237,21 @@ class Complements:
 
     def _minimum(self, bound: Any, schema: dict, where: str) -> Complement:
         exclusive = schema.get("exclusiveMinimum") is True  # draft-04's flag
-        return Complement((self._below(bound, where, inclusive=exclusive),), True)
+        return Complement((self._below(bound, where, inclusive=exclusive),))
 
     def _maximum(self, bound: Any, schema: dict, where: str) -> Complement:
         exclusive = schema.get("exclusiveMaximum") is True
-        return Complement((self._above(bound, where, inclusive=exclusive),), True)
+        return Complement((self._above(bound, where, inclusive=exclusive),))
 
     def _exclusive_minimum(self, bound: Any, _schema: dict, where: str) -> Complement:
         if isinstance(bound, bool):
             return NOTHING  # draft-04's flag, read with minimum
-        return Complement((self._below(bound, where, inclusive=True),), True)
+        return Complement((self._below(bound, where, inclusive=True),))
 
     def _exclusive_maximum(self, bound: Any, _schema: dict, where: str) -> Complement:
         if isinstance(bound, bool):
             return NOTHING
-        return Complement((self._above(bound, where, inclusive=True),), True)
+        return Complement((self._above(bound, where, inclusive=True),))
 
     def _at_most(self, kind: str, keyword: str, count: Any, where: str) -> Complement:
         """The complement of a lower count (minLength, minItems): fewer, of that kind."""
@@ -216,7 +261,7 @@ class Complements:
         field = {"string": "max_length", "array": "max_items"}[kind]
         origin = {"type": kind, "not": {keyword: count}}
         fields = {field: count - 1, "kinds": frozenset({kind})}
-        return Complement((self._term(where, origin, **fields),), True)
+        return Complement((self._term(where, origin, **fields),))
 
     def _at_least(self, kind: str, keyword: str, count: Any, where: str) -> Complement:
         """The complement of an upper count (maxLength, maxItems): more, of that kind."""
@@ -224,10 +269,10 @@ class Complements:
         field = {"string": "min_length", "array": "min_items"}[kind]
         origin = {"type": kind, "not": {keyword: count}}
         fields = {field: count + 1, "kinds": frozenset({kind})}
-        return Complement((self._term(where, origin, **fields),), True)
+        return Complement((self._term(where, origin, **fields),))
 
     def _required(self, names: list, _schema: dict, where: str) -> Complement:
-        return Complement(tuple(self._absent(name, where) for name in names), True)
+        return Complement(tuple(self._absent(name, where) for name in names))
 
     def _absent(self, name: str, where: str, **fields: Any) -> Node:
         """Objects without ``name`` (and with ``fields``)."""
@@ -244,7 +289,7 @@ class Complements:
         for name, sub in properties.items():
             inner = self.of(sub, f"{where}/properties/{escape_token(name)}")
             terms = tuple(self._with_property(name, term, where) for term in inner.terms)
-            result = result | Complement(terms, inner.exact)
+            result = result | Complement(terms, _objects_if(inner.lost))
         return result
 
     def _with_property(self, name: str, value: Node, where: str) -> Node:
@@ -259,11 +304,12 @@ class Complements:
         )
 
     def _not(self, negated: Any, _schema: dict, where: str) -> Complement:
-        """``not S`` fails where S holds; S's annotations never count, so only simple S."""
+        """``not S`` fails where S holds. What S declares never counts as evaluated, so where
+        ``unevaluated*`` may look, only an S that declares nothing is taken."""
         simple = isinstance(negated, bool) or set(negated) <= _SAFE_INSIDE_NOT | ANNOTATIONS
-        if not simple:
-            return UNKNOWN
-        return Complement((self.compiler.node(negated, f"{where}/not"),), True)
+        if not simple and self.compiler.uses_unevaluated:
+            return unknown()
+        return Complement((self.compiler.node(negated, f"{where}/not"),))
 
     def _all_of(self, members: list, _schema: dict, where: str) -> Complement:
         result = NOTHING
@@ -274,16 +320,17 @@ class Complements:
     def _any_of(self, members: list, _schema: dict, where: str) -> Complement:
         """Every member fails: the terms of their complements, intersected."""
         combined: list[Node] = [Node(where=where)]
-        exact = True
+        lost = frozenset()
         for index, member in enumerate(members):
             inner = self.of(member, f"{where}/anyOf/{index}")
-            exact = exact and inner.exact
             merged = [self._both(a, b, where) for a in combined for b in inner.terms]
-            exact = exact and None not in merged
+            # missing: what one side lacks, of the kinds the other side's complement has
+            lost = (lost & _kinds(inner.terms, inner.lost)) | (_kinds(combined, lost) & inner.lost)
+            lost |= ALL_KINDS if None in merged else frozenset()
             combined = [node for node in merged if node is not None and not node.never]
             if len(combined) > MAX_TERMS:
-                return Complement(tuple(combined[:MAX_TERMS]), False)
-        return Complement(tuple(combined), exact)
+                return Complement(tuple(combined[:MAX_TERMS]), ALL_KINDS)
+        return Complement(tuple(combined), lost)
 
     def _both(self, a: Node, b: Node, where: str) -> Node | None:
         try:
@@ -295,9 +342,9 @@ class Complements:
         try:
             target = self.compiler.index.resolve(ref, where)
         except RemoteRef:
-            return UNKNOWN
+            return unknown()
         if target in self._open_refs:  # recursion: stop here
-            return UNKNOWN
+            return unknown()
         self._open_refs.add(target)
         try:
             return self.of(self.compiler.index.lookup(target, ref, where), target)
@@ -311,7 +358,7 @@ class Complements:
             for name in names
             if name != trigger
         )
-        return Complement(terms, True)
+        return Complement(terms)
 
     def _dependent_schemas(self, entries: dict, _schema: dict, where: str) -> Complement:
         result = NOTHING
@@ -330,7 +377,7 @@ class Complements:
         )
         merged = [self._both(present, term, where) for term in inner.terms]
         kept = tuple(node for node in merged if node is not None and not node.never)
-        return Complement(kept, inner.exact and None not in merged)
+        return Complement(kept, _objects_if(inner.lost or None in merged))
 
     def _dependencies(self, entries: dict, _schema: dict, where: str) -> Complement:
         """draft-04 to -07: a list of names is dependentRequired, a schema dependentSchemas."""
@@ -385,7 +432,25 @@ def _intersect(a: tuple, b: tuple) -> tuple:
     return complement(normalize(complement(a) + complement(b)))
 
 
-def _kind(value: Any) -> str:
+def _kinds(terms: Any, lost: frozenset[str]) -> frozenset[str]:
+    """The kinds a complement's values may have: its terms' and those it lost."""
+    kinds = set(lost)
+    for term in terms:
+        if term.any_of is not None:
+            kinds |= _kinds(term.any_of, frozenset())
+        elif term.enum is not None:
+            kinds |= {kind_of(value) for value in term.enum}
+        elif not term.never:
+            kinds |= ALL_KINDS if term.kinds is None or term.ref is not None else term.kinds
+    return frozenset(kinds)
+
+
+def _objects_if(lost: Any) -> frozenset[str]:
+    """What a term inside an object's property (or schema) losing values loses: objects."""
+    return frozenset({"object"}) if lost else frozenset()
+
+
+def kind_of(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

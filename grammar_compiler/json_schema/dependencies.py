@@ -40,9 +40,8 @@ _KEYWORDS = ("dependentRequired", "dependentSchemas", "dependencies")
 
 def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
     """``node`` (the rest of ``schema``) with the schema's dependencies."""
-    known = compiler.draft.validator_class.VALIDATORS
-    for keyword in _KEYWORDS:
-        if keyword not in schema or keyword not in known:
+    for keyword in _KEYWORDS:  # (node() passes only what the draft reads)
+        if keyword not in schema:
             continue
         for trigger, requirement in schema[keyword].items():
             at = f"{where}/{keyword}/{escape_token(trigger)}"

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from grammar_compiler.json_schema.branching import (
     MAX_REWRITE_BRANCHES,
     conjoin,
+    generated_kinds,
     generates_nothing,
 )
 from grammar_compiler.json_schema.complement import Complement, Complements
@@ -72,7 +73,8 @@ def _excluding(
     compiler: Compiler, options: list[Node], rejected: Complement, where: str
 ) -> tuple[list[Node], bool]:
     """Each option merged with each term; whether nothing was lost beyond the empty ones."""
-    kept, exact = [], rejected.exact
+    kept = []
+    exact = all(not generated_kinds(compiler, option) & rejected.lost for option in options)
     for option in options:
         for term in rejected.terms:
             merged = conjoin(compiler, option, term, where)

@@ -25,15 +25,17 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import validator_for
 from grammar_compiler.json_schema import conditionals, contains, dependencies, exclusive_one_of
 from grammar_compiler.json_schema.branching import alternatives
-from grammar_compiler.json_schema.complement import Complements
+from grammar_compiler.json_schema.complement import Complements, joined_regexes
 from grammar_compiler.json_schema.drafts import Draft
 from grammar_compiler.json_schema.keywords import ANNOTATIONS, COMPOSITION, NOT_ENFORCEABLE
 from grammar_compiler.json_schema.nodes import (
+    KINDS,
     Bound,
     Node,
     Regex,
     Unmergeable,
     effective_kinds,
+    implied_kinds,
     min_optional,
     never,
     type_kinds,
@@ -60,6 +62,8 @@ class Compiler:
         self._not_enforced: dict[str, None] = {}
         self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
         self._synthetic: dict[int, Any] = {}
+        self.losses = 0  # values a merge had to leave out (``joined_regexes``)
+        self.uses_unevaluated = '"unevaluated' in json.dumps(document)  # (a safe overestimate)
         self._union_labels: dict[int, tuple[Node, str]] = {}
 
     @property
@@ -517,12 +521,13 @@ class Compiler:
         if a.any_of is not None or b.any_of is not None:
             return self._merge_branches(a, b, where)
         kinds = a.kinds if b.kinds is None else b.kinds if a.kinds is None else a.kinds & b.kinds
-        return Node(
+        regexes = joined_regexes(a.regexes, b.regexes)
+        merged = Node(
             where=a.where,
             kinds=kinds,
             min_length=max(a.min_length, b.min_length),
             max_length=min_optional(a.max_length, b.max_length),
-            regexes=a.regexes + tuple(r for r in b.regexes if r not in a.regexes),
+            regexes=regexes or (),
             minimum=_tighter_lower(a.minimum, b.minimum),
             maximum=_tighter_upper(a.maximum, b.maximum),
             multiple_of=_combine_steps(a.multiple_of, b.multiple_of),
@@ -530,6 +535,12 @@ class Compiler:
             **self._merge_objects(a, b, where),
             origins=origins,
         )
+        if regexes is None:  # a complement's exclusion and a pattern: strings are left out
+            self.losses += 1
+            kinds = merged.kinds if merged.kinds is not None else implied_kinds(merged)
+            kinds = frozenset(KINDS) if kinds is None else kinds
+            return replace(merged, kinds=kinds - {"string"})
+        return merged
 
     def _merge_branches(self, a: Node, b: Node, where: str) -> Node:
         left = a.any_of if a.any_of is not None else (a,)

@@ -270,6 +270,8 @@ class Renderer:
         keywords: dict[str, Any] = {}
         if prefix:
             keywords["prefixItems"] = prefix
+        if items is None and node.min_items > len(prefix):
+            items = {}  # absent, xgrammar refuses minItems beyond prefixItems
         if items is not None:
             keywords["items"] = items
         if node.min_items:
