@@ -128,6 +128,7 @@ from grammar_compiler.json_schema.load import (
 )
 from grammar_compiler.json_schema.nodes import Unmergeable
 from grammar_compiler.json_schema.normalize import MAX_BRANCHES, Compiler
+from grammar_compiler.json_schema.pointers import location
 from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
 from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
@@ -173,6 +174,15 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         raise ConstraintError("schema nests too deeply through $ref or allOf") from None
     except Unmergeable as problem:  # not inside a merge, which would report it instead
         raise problem.refusal() from None
+    except ConstraintError as error:
+        if not compiler.subsets or not error.message.startswith("no JSON value satisfies"):
+            raise
+        # a subset left nothing: blame the outermost rewrite, whose result is empty
+        (keyword, where), why = min(compiler.subsets.items(), key=lambda i: i[0][1].count("/"))
+        raise ConstraintError(
+            f"keyword '{keyword}' at {location(where)} cannot be enforced during generation: "
+            f"{why}, and what is left has no value ({error.message})"
+        ) from None
     value = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
     confirm_with_xgrammar(value)
     return CanonicalConstraint(

@@ -37,9 +37,12 @@ kinds (strings for a ``pattern``, objects for ``additionalProperties``...).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from jsonschema.protocols import Validator
 
 from grammar_compiler import ecma_regex
 from grammar_compiler.code_points import complement, normalize
@@ -155,6 +158,9 @@ class Complements:
             "dependentRequired": self._dependent_required,
             "dependentSchemas": self._dependent_schemas,
             "dependencies": self._dependencies,
+            "contains": self._contains,
+            "prefixItems": self._prefix_items,
+            "items": self._items,
         }
 
     def of(self, schema: Any, where: str) -> Complement:
@@ -270,6 +276,74 @@ class Complements:
         origin = {"type": kind, "not": {keyword: count}}
         fields = {field: count + 1, "kinds": frozenset({kind})}
         return Complement((self._term(where, origin, **fields),))
+
+    def _contains(self, wanted: Any, schema: dict, where: str) -> Complement:
+        """Arrays with fewer matches than ``minContains`` (as: none), or more than
+        ``maxContains`` (as: that many and one, first)."""
+        low, high = contains_counts(self.compiler, schema)
+        arrays = frozenset({"array"})
+        keys = ("contains", "minContains", "maxContains")
+        origin = {"not": {key: schema[key] for key in keys if key in schema}}
+        if high is not None and high < low:  # no array satisfies it
+            return Complement((self._term(where, origin, kinds=arrays),))
+        result = NOTHING
+        at = f"{where}/contains"
+        if low > 0:
+            rejected = self.of(wanted, at)
+            items = self._union(rejected.terms, {"not": wanted}, at)
+            none = self._term(where, origin, kinds=arrays, items=items)
+            result = Complement((none,), arrays if rejected.lost or low > 1 else frozenset())
+        if high is not None:
+            result = result | unknown(arrays)
+            if high < MAX_TERMS:
+                first = (self.compiler.node(wanted, at),) * (high + 1)
+                more = self._term(where, origin, kinds=arrays, prefix=first, min_items=high + 1)
+                result = result | Complement((more,))
+        return result
+
+    def _union(self, terms: tuple[Node, ...], origin: Any, where: str) -> Node:
+        """Any of ``terms``; ``origin`` describes them all (an enum merged with a union is
+        filtered against the union's origins only)."""
+        if not terms:
+            return never("no value is left", where)
+        if len(terms) == 1:
+            return terms[0]
+        return Node(where=where, any_of=terms, origins=((self.compiler.synthetic(origin), where),))
+
+    def _prefix_items(self, items: list, _schema: dict, where: str) -> Complement:
+        return self._positions(items, f"{where}/prefixItems")
+
+    def _items(self, items: Any, schema: dict, where: str) -> Complement:
+        """A list (before 2020-12) is read as prefixItems. A schema: some item after the
+        prefix that it rejects, taken as the first one (a subset)."""
+        if isinstance(items, list):
+            return self._positions(items, f"{where}/items")
+        skipped = 0 if self.compiler.draft.tuple_items else len(schema.get("prefixItems", ()))
+        rejected = self.of(items, f"{where}/items")
+        terms = tuple(self._failing_at(skipped, term, where) for term in rejected.terms)
+        return Complement(terms, frozenset({"array"}))
+
+    def _positions(self, items: list, where: str) -> Complement:
+        """Arrays with an item its position's schema rejects."""
+        result = NOTHING
+        for index, sub in enumerate(items):
+            rejected = self.of(sub, f"{where}/{index}")
+            terms = tuple(self._failing_at(index, term, where) for term in rejected.terms)
+            result = result | Complement(terms, _arrays_if(rejected.lost))
+        return result
+
+    def _failing_at(self, index: int, item: Node, where: str) -> Node:
+        """Arrays reaching position ``index``, holding there a value ``item`` matches."""
+        anything = self._term(where, {})
+        key = "items" if self.compiler.draft.tuple_items else "prefixItems"
+        origin = {"type": "array", "minItems": index + 1, key: [{}] * index + [describe(item)]}
+        return self._term(
+            where,
+            origin,
+            kinds=frozenset({"array"}),
+            prefix=(anything,) * index + (item,),
+            min_items=index + 1,
+        )
 
     def _required(self, names: list, _schema: dict, where: str) -> Complement:
         return Complement(tuple(self._absent(name, where) for name in names))
@@ -443,6 +517,24 @@ def _kinds(terms: Any, lost: frozenset[str]) -> frozenset[str]:
         elif not term.never:
             kinds |= ALL_KINDS if term.kinds is None or term.ref is not None else term.kinds
     return frozenset(kinds)
+
+
+def contains_counts(compiler: Compiler, schema: dict) -> tuple[int, int | None]:
+    """``minContains`` and ``maxContains`` (None: no bound) as the draft reads them."""
+    if not _counts_matches(compiler.draft.validator_class):
+        return 1, None  # before 2019-09: at least one
+    high = schema.get("maxContains")
+    return int(schema.get("minContains", 1)), None if high is None else int(high)
+
+
+@functools.cache
+def _counts_matches(validator_class: type[Validator]) -> bool:
+    """Whether the draft reads minContains/maxContains (2019-09 on)."""
+    return validator_class({"contains": True, "minContains": 0}).is_valid([])
+
+
+def _arrays_if(lost: Any) -> frozenset[str]:
+    return frozenset({"array"}) if lost else frozenset()
 
 
 def _objects_if(lost: Any) -> frozenset[str]:

@@ -39,12 +39,16 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
     if "else" in schema:
         failing = compiler.merge(failing, compiler.node(schema["else"], f"{where}/else"), where)
     branches = [passing]
-    for term in Complements(compiler).of(condition, at).terms:
+    rejected = Complements(compiler).of(condition, at)
+    for term in rejected.terms:
         branch = conjoin(compiler, failing, term, where)
         if branch is not None:
             branches.append(branch)
     try:
-        return alternatives(compiler, branches, where, "if", ((schema, where),))
+        result = alternatives(compiler, branches, where, "if", ((schema, where),))
     except Unmergeable as problem:
         compiler.unenforceable("if", where, problem.why)
         return node
+    if not rejected.exact:
+        compiler.subset("if", where, "the values its if rejects can be expressed only in part")
+    return result

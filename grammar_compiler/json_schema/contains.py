@@ -17,14 +17,11 @@ leaves no array; ``maxContains`` without ``contains`` does nothing.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from jsonschema.protocols import Validator
-
 from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
-from grammar_compiler.json_schema.complement import Complements
+from grammar_compiler.json_schema.complement import Complements, contains_counts
 from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, implied_kinds, never
 from grammar_compiler.json_schema.pointers import location
 
@@ -41,9 +38,7 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
     """``node`` (the rest of ``schema``) with the schema's ``contains``."""
     if "contains" not in schema:  # (node() passes only what the draft reads)
         return node
-    low, high = 1, None
-    if _counts_matches(compiler.draft.validator_class):
-        low, high = int(schema.get("minContains", 1)), _optional_int(schema.get("maxContains"))
+    low, high = contains_counts(compiler, schema)
     if low == 0 and high is None:
         return node
     if high is not None and high < low:
@@ -55,6 +50,7 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
         )
         return node
     at = f"{where}/contains"
+    compiler.subset("contains", where, "the matching items are generated first")
     placement = _Placement(compiler, compiler.node(schema["contains"], at), low, high, where)
     if high is not None:
         placement.rejected = Complements(compiler).of(schema["contains"], at).terms
@@ -64,16 +60,6 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
     except Unmergeable as problem:  # a recursive $ref still being built
         compiler.unenforceable("contains", where, problem.why)
         return node
-
-
-@functools.cache
-def _counts_matches(validator_class: type[Validator]) -> bool:
-    """Whether the draft reads minContains/maxContains (2019-09 on)."""
-    return validator_class({"contains": True, "minContains": 0}).is_valid([])
-
-
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 def _no_arrays(compiler: Compiler, where: str) -> Node:

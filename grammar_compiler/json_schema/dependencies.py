@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
-from grammar_compiler.json_schema.nodes import Node, Unmergeable, never
+from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, implied_kinds, never
 from grammar_compiler.json_schema.pointers import escape_token
 from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 
@@ -89,6 +89,8 @@ class _Dependency:
                 union = None
             if union is not None and _optional_properties(union) <= MAX_OPTIONAL_PROPERTIES:
                 return union
+        compiler = self.compiler
+        compiler.subset(keyword, where, f"{self.trigger!r} is enforced as a subset (branch limit)")
         return self._subset(node, where)
 
     def _decided(self, node: Node, where: str) -> Node | None:
@@ -98,8 +100,9 @@ class _Dependency:
         value = node.properties.get(self.trigger) or self.compiler.undeclared(node, self.trigger)
         if generates_nothing(self.compiler, value):
             return node  # the trigger never occurs
-        if self.trigger in node.required:
-            return self.compiler.merge(node, self.needed, where)
+        objects_only = (node.kinds or implied_kinds(node) or frozenset(KINDS)) == {"object"}
+        if self.trigger in node.required and (self.names or objects_only):
+            return self.compiler.merge(node, self.needed, where)  # (a schema applies to objects)
         return None
 
     def _subset(self, node: Node, where: str) -> Node:

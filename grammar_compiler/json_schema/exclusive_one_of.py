@@ -65,6 +65,9 @@ def rewrite(compiler: Compiler, schemas: list[Any], nodes: list[Node], where: st
                 return f"branch {index} without the values of branch {other} cannot be expressed"
             if len(options) > budget:
                 options = sorted(options, key=lambda option: len(option.required))[:budget]
+                lossless = False
+        if not lossless:
+            compiler.subset("oneOf", where, f"branch {index} excludes the others only in part")
         rewritten.extend(options)
     return rewritten
 

@@ -63,6 +63,7 @@ class Compiler:
         self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
         self._synthetic: dict[int, Any] = {}
         self.losses = 0  # values a merge had to leave out (``joined_regexes``)
+        self.subsets: dict[tuple[str, str], str] = {}  # (keyword, where) -> what its rewrite loses
         self.uses_unevaluated = '"unevaluated' in json.dumps(document)  # (a safe overestimate)
         self._union_labels: dict[int, tuple[Node, str]] = {}
 
@@ -80,6 +81,14 @@ class Compiler:
         if self.strict:
             raise ConstraintError(message)
         self._not_enforced[f"{keyword} at {location(where)}"] = None
+
+    def subset(self, keyword: str, where: str, why: str) -> None:
+        """A rewrite enforces part of what ``keyword`` allows here: sound, but values are lost.
+
+        Remembered so that a schema left with no value at all is refused for
+        that keyword, not called unsatisfiable.
+        """
+        self.subsets.setdefault((keyword, where), why)
 
     def _check_keywords(self, schema: dict, where: str) -> None:
         known = self.draft.validator_class.VALIDATORS
@@ -279,6 +288,8 @@ class Compiler:
                 return never(f"the 'not' at {location(where)} excludes every value", where)
             self.unenforceable("not", where, "the values its schema rejects cannot be expressed")
             return Node(where=where)
+        if not rejected.exact:
+            self.subset("not", where, "the values its schema rejects can be expressed only in part")
         origins = ((self.synthetic({"not": schema}), where),)
         try:
             return alternatives(self, rejected.terms, where, "not", origins)
