@@ -2,9 +2,11 @@
 
 ``Compiler.node`` reads one subschema; ``$ref`` targets become named
 definitions (recursion kept); ``allOf``, ``$ref`` siblings and
-``anyOf``/``oneOf`` are merged into one node or a union of branches.
-A keyword that cannot be enforced is refused (strict) or recorded in
-``not_enforced`` (best effort).
+``anyOf``/``oneOf`` are merged into one node or a union of branches;
+``if``/``then``/``else``, the dependency keywords, ``contains``, an
+overlapping ``oneOf`` and ``not`` are rewritten into branches (see their
+modules). A keyword that cannot be enforced is refused (strict) or recorded
+in ``not_enforced`` (best effort).
 """
 
 from __future__ import annotations
