@@ -192,11 +192,12 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     except ConstraintError as error:
         if not compiler.subsets or not error.message.startswith("no JSON value satisfies"):
             raise
-        # a subset left nothing: blame the outermost rewrite, whose result is empty
+        # the schema may have values that a subset left out: name the outermost one
         (keyword, where), why = min(compiler.subsets.items(), key=lambda i: i[0][1].count("/"))
+        reason = error.message.removeprefix("no JSON value satisfies the schema: ")
         raise ConstraintError(
-            f"keyword '{keyword}' at {location(where)} cannot be enforced during generation: "
-            f"{why}, and what is left has no value ({error.message})"
+            f"no JSON value satisfies the schema as it can be enforced: {reason} (keyword "
+            f"'{keyword}' at {location(where)} is enforced as a subset: {why})"
         ) from None
     value = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
     confirm_with_xgrammar(value)

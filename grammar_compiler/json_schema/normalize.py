@@ -87,8 +87,8 @@ class Compiler:
     def subset(self, keyword: str, where: str, why: str) -> None:
         """A rewrite enforces part of what ``keyword`` allows here: sound, but values are lost.
 
-        Remembered so that a schema left with no value at all is refused for
-        that keyword, not called unsatisfiable.
+        Remembered so that a schema left with no value at all is refused
+        naming that keyword, not just called unsatisfiable.
         """
         self.subsets.setdefault((keyword, where), why)
 
