@@ -295,7 +295,8 @@ class Complements:
             result = Complement((none,), arrays if rejected.lost or low > 1 else frozenset())
         if high is not None:
             result = result | unknown(arrays)
-            if high < MAX_TERMS:
+            # its matches count as evaluated only where contains holds, not here
+            if high < MAX_TERMS and not self.compiler.uses_unevaluated:
                 first = (self.compiler.node(wanted, at),) * (high + 1)
                 more = self._term(where, origin, kinds=arrays, prefix=first, min_items=high + 1)
                 result = result | Complement((more,))
