@@ -49,12 +49,8 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
             keyword, where, f"at most {MAX_CONTAINS_POSITIONS} matching items can be enforced"
         )
         return node
-    at = f"{where}/contains"
     compiler.subset("contains", where, "the matching items are generated first")
-    placement = _Placement(compiler, compiler.node(schema["contains"], at), low, high, where)
-    if high is not None:
-        placement.rejected = Complements(compiler).of(schema["contains"], at).terms
-        placement.rejected_origin = compiler.synthetic({"not": schema["contains"]})
+    placement = _Placement(compiler, schema["contains"], low, high, where)
     try:
         return placement.apply(node)
     except Unmergeable as problem:  # a recursive $ref still being built
@@ -71,15 +67,17 @@ class _Placement:
     """Where the matching items go in each branch's arrays."""
 
     def __init__(
-        self, compiler: Compiler, wanted: Node, low: int, high: int | None, where: str
+        self, compiler: Compiler, contains: Any, low: int, high: int | None, where: str
     ) -> None:
         self.compiler = compiler
-        self.wanted = wanted
+        self.wanted = compiler.node(contains, f"{where}/contains")
         self.low = low
         self.high = high
         self.where = where
-        self.rejected: tuple[Node, ...] = ()
-        self.rejected_origin: Any = None
+        self.rejected: tuple[Node, ...] = ()  # items past maxContains: those contains rejects
+        if high is not None:
+            self.rejected = Complements(compiler).of(contains, f"{where}/contains").terms
+        self.rejected_origin = compiler.synthetic({"not": contains})
 
     def apply(self, node: Node) -> Node:
         if node.enum is not None or node.never:
