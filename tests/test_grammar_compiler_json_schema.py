@@ -518,29 +518,13 @@ UNENFORCEABLE = [
         id="uniqueItems-nested",
     ),
     pytest.param(
-        {"type": "array", "contains": {"const": 1}}, "contains", "the root", id="contains"
-    ),
-    pytest.param({"if": {"type": "string"}, "then": {"minLength": 1}}, "if", "the root", id="if"),
-    pytest.param(
-        {**OBJ, "dependentRequired": {"a": ["b"]}},
-        "dependentRequired",
-        "the root",
-        id="dependentRequired",
-    ),
-    pytest.param(
-        {**OBJ, "dependentSchemas": {"a": {"required": ["b"]}}},
-        "dependentSchemas",
-        "the root",
-        id="dependentSchemas",
-    ),
-    pytest.param(
         {**OBJ, "patternProperties": {"^x": {"type": "integer"}}},
         "patternProperties",
         "the root",
         id="patternProperties-open",
     ),
     pytest.param({**OBJ, "minProperties": 1}, "minProperties", "the root", id="minProperties-open"),
-    pytest.param({"not": {"enum": [1]}}, "not", "the root", id="not"),
+    pytest.param({"not": {"pattern": "^a"}}, "not", "the root", id="not"),
     pytest.param(
         {"oneOf": [{"type": "integer"}, {"type": "number"}]},
         "oneOf",
@@ -1029,8 +1013,14 @@ def _corpus(refused: bool) -> list[Path]:
 
 
 def _corpus_written() -> list[Path]:
-    """Accepted corpus schemas inside the instance writer's subset (all are walked at random)."""
-    return [p for p in _corpus(refused=False) if writes(json.loads(p.read_text()))]
+    """Accepted corpus schemas inside the instance writer's subset, less those with
+    ``contains``, enforced as a subset (the matching items first) that the writer does not
+    know (all are walked at random)."""
+    return [
+        p
+        for p in _corpus(refused=False)
+        if writes(json.loads(p.read_text())) and '"contains"' not in p.read_text()
+    ]
 
 
 @pytest.mark.parametrize("path", _corpus_written(), ids=lambda p: p.stem)

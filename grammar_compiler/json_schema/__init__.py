@@ -46,15 +46,19 @@ propertyNames               enforced  string keywords, as for strings below
 minProperties               partly    only if no undeclared names can be generated
                                       (xgrammar lets them repeat) or it is implied
 maxProperties               enforced  native
-dependentRequired, -Schemas not       xgrammar ignores them
-dependencies                not       xgrammar ignores it (read the draft-07 way
-                                      in every draft)
+dependentRequired, -Schemas enforced  as branches: trigger absent, or present with
+dependencies                          what it requires (``dependencies``, read
+                                      the draft-07 way in every draft); a subset
+                                      past the branch budget (names made
+                                      required, or the trigger left out)
 items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       and ``additionalItems`` become
                                       prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
 uniqueItems                 not       ignored by xgrammar (fine if maxItems <= 1)
-contains, min/maxContains   not       ignored by xgrammar
+contains, min/maxContains   partly    a subset: the first positions that can
+                                      match are made to; past maxContains, items
+                                      from the complement of contains
 unevaluatedProperties/Items partly    ``false`` closes the merged object/array;
                                       a schema only without composition
 minLength, maxLength        enforced  as a pattern: xgrammar's own lets raw
@@ -91,11 +95,18 @@ anyOf                       enforced  native; sibling keywords distributed into
 oneOf                       partly    as anyOf when the branches are provably
                                       exclusive (types, const/enum, a required
                                       discriminator property, disjoint ranges);
-                                      xgrammar treats it as anyOf
+                                      else each branch minus the others (their
+                                      complements), refused where a branch would
+                                      lose all its values to an inexpressible one
 allOf                       partly    merged here (xgrammar ignores it); refused
                                       when two patterns/formats must both hold
-not                         partly    only ``not: {type: ...}`` (type removed)
-if, then, else              not       ignored by xgrammar
+not                         partly    its schema's complement (``complement``):
+                                      exact for type, const/enum of scalars,
+                                      required, properties, ranges, lengths...;
+                                      a subset otherwise, refused where empty
+if, then, else              enforced  as branches (if and then) or (a term of the
+                                      if's complement, and else); a subset where
+                                      that complement is partly expressible
 $ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
                                       ids, draft-04 ``id``) hoisted into $defs;
                                       recursion kept; remote refs refused;
@@ -106,6 +117,8 @@ $ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
 $dynamicRef, $recursiveRef  partly    as $ref in a document of one resource (no
                                       embedded $id): the dynamic scope is then
                                       always the document
+contentEncoding,            not       draft-07 only (a validator may check them);
+contentMediaType                      annotations in every other draft
 annotations                 ignored   title, description, default, examples,
                                       deprecated, readOnly, ..., x-*: not listed
 unknown keywords            ignored   constrain nothing per JSON Schema (and for
@@ -120,8 +133,9 @@ judge catches the result.
 
 Limits: ``MAX_SCHEMA_BYTES``, ``MAX_DEPTH``, ``MAX_ENUM_VALUES``,
 ``MAX_PROPERTIES`` (``load``), ``MAX_BRANCHES`` anyOf/oneOf branches after
-distribution (``normalize``), ``MAX_OPTIONAL_PROPERTIES(_TOTAL)``, and no part
-may need more than ``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
+distribution (``normalize``), ``MAX_REWRITE_BRANCHES`` per rewrite
+(``branching``), ``MAX_OPTIONAL_PROPERTIES(_TOTAL)``, and no part may need
+more than ``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
 The judge (``json_judge``) validates the output with ``jsonschema`` against
 the original schema.
 
@@ -130,8 +144,11 @@ The stages, one module each: ``load`` (the document and its size limits),
 ``refs`` (subschemas and the
 ``$ref`` index), ``keywords`` (annotation / not-enforceable classes),
 ``nodes`` (the normalized form), ``normalize`` (schema to nodes, merging),
-``size`` (output size and optional-property limits), ``render`` (nodes to
-xgrammar's schema, confirmed by compiling it). Every failure leaves as a
+the rewrites into branches it calls (``complement``: the values a schema
+rejects; ``branching``: what the rewrites share; ``conditionals``,
+``dependencies``, ``contains``, ``exclusive_one_of``), ``size`` (output size
+and optional-property limits), ``render`` (nodes to xgrammar's schema,
+confirmed by compiling it). Every failure leaves as a
 ``ConstraintError`` naming the construct and its JSON pointer.
 """
 
@@ -153,6 +170,7 @@ from grammar_compiler.json_schema.load import (
 )
 from grammar_compiler.json_schema.nodes import Unmergeable
 from grammar_compiler.json_schema.normalize import MAX_BRANCHES, Compiler
+from grammar_compiler.json_schema.pointers import location
 from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
 from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
@@ -205,6 +223,16 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         raise ConstraintError("schema nests too deeply through $ref or allOf") from None
     except Unmergeable as problem:  # not inside a merge, which would report it instead
         raise problem.refusal() from None
+    except ConstraintError as error:
+        if not compiler.subsets or not error.message.startswith("no JSON value satisfies"):
+            raise
+        # the schema may have values that a subset left out: name the outermost one
+        (keyword, where), why = min(compiler.subsets.items(), key=lambda i: i[0][1].count("/"))
+        reason = error.message.removeprefix("no JSON value satisfies the schema: ")
+        raise ConstraintError(
+            f"no JSON value satisfies the schema as it can be enforced: {reason} (keyword "
+            f"'{keyword}' at {location(where)} is enforced as a subset: {why})"
+        ) from None
     value = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
     confirm_with_xgrammar(value)
     return CanonicalConstraint(

@@ -60,6 +60,7 @@ class Draft:
     legacy_ids: bool  # "#name" ids are anchors, ids next to $ref are ignored, no $anchor
     boolean_exclusive: bool  # exclusiveMinimum/Maximum are booleans modifying min/max (draft-04)
     id_keyword: str  # "id" in draft-04, "$id" later
+    asserts_content: bool  # contentEncoding/-MediaType may be validated (draft-07 only)
     keywords: frozenset[str]
     """The keywords of this draft's validation (its validator's, and their modifiers)."""
     formats: frozenset[str]
@@ -99,6 +100,7 @@ def _draft(
         legacy_ids=legacy,
         boolean_exclusive=name == "draft-04",
         id_keyword="id" if name == "draft-04" else "$id",
+        asserts_content=name == "draft-07",
         keywords=frozenset(validator_class.VALIDATORS) | modifiers,
         formats=formats,
     )

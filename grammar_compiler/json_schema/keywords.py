@@ -36,19 +36,19 @@ ANNOTATIONS = frozenset(
         "contentEncoding",
         "contentMediaType",
         "contentSchema",
-        "then",  # without "if" they do nothing; with it, "if" is reported
+        "then",  # read with "if" (``conditionals``); alone they do nothing
         "else",
-        "minContains",  # likewise with "contains"
+        "minContains",  # read with "contains" (``contains``)
         "maxContains",
     }
 )
-NOT_ENFORCEABLE = {
-    "if": "if/then/else is not supported by xgrammar",
-    "dependentRequired": "xgrammar ignores it",
-    "dependentSchemas": "xgrammar ignores it",
-    "dependencies": "xgrammar ignores it",
-    "contains": "xgrammar ignores contains/minContains/maxContains",
+CONTENT_ASSERTIONS = {
+    "contentEncoding": "draft-07 lets validators check encoded content, which generation "
+    "cannot enforce (from 2019-09 on it is an annotation)",
+    "contentMediaType": "draft-07 lets validators check the content's media type, which "
+    "generation cannot enforce (from 2019-09 on it is an annotation)",
 }
+"""Annotations in every other draft; assertions a draft-07 validator may make."""
 COMPOSITION = ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")
 
 _OPENAPI = "an OpenAPI keyword, not JSON Schema's; JSON Schema ignores it"

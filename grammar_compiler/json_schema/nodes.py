@@ -6,6 +6,7 @@ the renderer (``render``) read them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +101,17 @@ KIND_FIELDS = {
 }
 
 
+def children(node: Node) -> Iterator[Node]:
+    """The subschema nodes directly inside ``node`` (a ``$ref`` is a leaf)."""
+    yield from node.any_of or ()
+    yield from node.prefix
+    yield from node.properties.values()
+    yield from (child for _, child in node.pattern_properties)
+    for child in (node.items, node.additional, node.property_names):
+        if child is not None:
+            yield child
+
+
 def never(reason: str, where: str) -> Node:
     return Node(where=where, never=reason, kinds=frozenset())
 
@@ -129,6 +141,20 @@ def type_kinds(declared: str | list[str]) -> frozenset[str]:
 
 def effective_kinds(node: Node) -> frozenset[str]:
     return frozenset(KINDS) if node.kinds is None else node.kinds
+
+
+def implied_kinds(node: Node) -> frozenset[str] | None:
+    """Without "type", the kinds whose keywords are present (users mean those), else None (any).
+
+    The renderer generates only these, a subset of what the node allows.
+    """
+    empty = Node()
+    kinds = {
+        kind
+        for kind, names in KIND_FIELDS.items()
+        if any(getattr(node, name) != getattr(empty, name) for name in names)
+    }
+    return frozenset(kinds) or None
 
 
 def min_optional(a: int | None, b: int | None) -> int | None:

@@ -2,9 +2,11 @@
 
 ``Compiler.node`` reads one subschema; ``$ref`` targets become named
 definitions (recursion kept); ``allOf``, ``$ref`` siblings and
-``anyOf``/``oneOf`` are merged into one node or a union of branches.
-A keyword that cannot be enforced is refused (strict) or recorded in
-``not_enforced`` (best effort); a keyword that is not one of the draft's is
+``anyOf``/``oneOf`` are merged into one node or a union of branches;
+``if``/``then``/``else``, the dependency keywords, ``contains``, an
+overlapping ``oneOf`` and ``not`` are rewritten into branches (see their
+modules). A keyword that cannot be enforced is refused (strict) or recorded
+in ``not_enforced`` (best effort); a keyword that is not one of the draft's is
 an annotation, dropped and recorded as ignored (never refused). ``report``
 sums it up as a ``ConstraintReport``.
 """
@@ -27,11 +29,14 @@ from grammar_compiler import ecma_regex
 from grammar_compiler.canonical import ConstraintReport, KeywordAt
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import JUDGED_FORMATS, validator_for
+from grammar_compiler.json_schema import conditionals, contains, dependencies, exclusive_one_of
+from grammar_compiler.json_schema.branching import alternatives
+from grammar_compiler.json_schema.complement import Complements, joined_regexes
 from grammar_compiler.json_schema.drafts import Draft
 from grammar_compiler.json_schema.keywords import (
     ANNOTATIONS,
     COMPOSITION,
-    NOT_ENFORCEABLE,
+    CONTENT_ASSERTIONS,
     ignored_note,
 )
 from grammar_compiler.json_schema.nodes import (
@@ -41,6 +46,7 @@ from grammar_compiler.json_schema.nodes import (
     Regex,
     Unmergeable,
     effective_kinds,
+    implied_kinds,
     min_optional,
     never,
     type_kinds,
@@ -69,6 +75,11 @@ class Compiler:
         self._read_keywords: dict[tuple[str, str], None] = {}  # (keyword, where) that constrain
         self._views: dict[int, tuple[dict, dict]] = {}  # id(schema) -> (schema, its view)
         self._checks: dict[int, tuple[frozenset[str] | None, Validator]] = {}
+        self._synthetic: dict[int, Any] = {}
+        self.losses = 0  # values a merge had to leave out (``joined_regexes``)
+        self.subsets: dict[tuple[str, str], str] = {}  # (keyword, where) -> what its rewrite loses
+        self.uses_unevaluated = '"unevaluated' in json.dumps(document)  # (a safe overestimate)
+        self._union_labels: dict[int, tuple[Node, str]] = {}
 
     @property
     def not_enforced(self) -> list[str]:
@@ -108,6 +119,14 @@ class Compiler:
             raise ConstraintError(message)
         self._not_enforced.setdefault((keyword, where), KeywordAt(keyword, where, why))
 
+    def subset(self, keyword: str, where: str, why: str) -> None:
+        """A rewrite enforces part of what ``keyword`` allows here: sound, but values are lost.
+
+        Remembered so that a schema left with no value at all is refused
+        naming that keyword, not just called unsatisfiable.
+        """
+        self.subsets.setdefault((keyword, where), why)
+
     def ignore(self, keyword: str, where: str, why: str) -> None:
         """An annotation the compiler drops (it constrains nothing): reported, never refused."""
         self._ignored.setdefault((keyword, where), KeywordAt(keyword, where, why))
@@ -116,7 +135,7 @@ class Compiler:
         """Whether ``key`` is a keyword of the draft that constrains values."""
         return key in self.draft.keywords and key not in ANNOTATIONS
 
-    def _read(self, schema: dict, where: str, *, enforced: bool = True) -> dict:
+    def read(self, schema: dict, where: str, *, enforced: bool = True) -> dict:
         """The keywords of ``schema`` that its draft reads; every other one is reported as ignored.
 
         JSON Schema's own annotations, the draft's id keyword and ``x-``
@@ -141,10 +160,9 @@ class Compiler:
                 self._read_keywords.setdefault((key, where), None)
         if hidden:
             return view  # the siblings are ignored (``_report_hidden_siblings``)
-        filtered = "enum" in view or "const" in view
-        for key in view:
-            if key in NOT_ENFORCEABLE and not filtered:
-                self.unenforceable(key, where, NOT_ENFORCEABLE[key])
+        if self.draft.asserts_content and not ("enum" in view or "const" in view):
+            for key in CONTENT_ASSERTIONS.keys() & view.keys():
+                self.unenforceable(key, where, CONTENT_ASSERTIONS[key])
         return view
 
     # -- schemas ---------------------------------------------------------
@@ -154,7 +172,7 @@ class Compiler:
             return Node(where=where)
         if schema is False:
             return never(f"the schema at {location(where)} is false", where)
-        schema = self._read(schema, where)
+        schema = self.read(schema, where)
         if "$ref" in schema and self.draft.ref_hides_siblings:
             self._report_hidden_siblings(schema, where)
             return self._ref(schema["$ref"], where)
@@ -178,6 +196,9 @@ class Compiler:
         result = parts[0]
         for part in parts[1:]:
             result = self.merge(result, part, where)
+        result = conditionals.enforce(self, schema, result, where)
+        result = dependencies.enforce(self, schema, result, where)
+        result = contains.enforce(self, schema, result, where)
         return self._close_unevaluated(schema, result, where)
 
     def _report_hidden_siblings(self, schema: dict, where: str) -> None:
@@ -303,13 +324,16 @@ class Compiler:
             None,
         )
         if overlapping is not None:
-            self.unenforceable(
-                "oneOf",
-                where,
-                f"branches {overlapping[0]} and {overlapping[1]} may both match and xgrammar "
-                "cannot exclude that (make them differ by type, const/enum, or a required "
-                "property with distinct const values)",
-            )
+            rewritten = exclusive_one_of.rewrite(self, branches, nodes, where)
+            if isinstance(rewritten, str):
+                self.unenforceable(
+                    "oneOf",
+                    where,
+                    f"branches {overlapping[0]} and {overlapping[1]} may both match and xgrammar "
+                    f"cannot exclude that ({rewritten})",
+                )
+            else:
+                nodes = rewritten
         return self._union(nodes, where, (({"oneOf": branches}, where),), "oneOf")
 
     def _union(
@@ -328,23 +352,22 @@ class Compiler:
         return Node(where=where, any_of=tuple(flat), origins=origins)
 
     def _not(self, schema: Any, where: str) -> Node:
-        """Only ``not: {type: ...}`` (and trivial ``not``) is expressible: it removes kinds."""
-        origins = (({"not": schema}, where),)
-        if schema is False:
+        """The terms of the complement of the schema (``complement``): exact for the keywords
+        it lists, else the part it can express; refused where that is nothing."""
+        rejected = Complements(self).of(schema, f"{where}/not")
+        if not rejected.terms:
+            if rejected.exact:
+                return never(f"the 'not' at {location(where)} excludes every value", where)
+            self.unenforceable("not", where, "the values its schema rejects cannot be expressed")
             return Node(where=where)
-        constraining = (
-            {k for k in self._read(schema, f"{where}/not", enforced=False) if self.constraining(k)}
-            if isinstance(schema, dict)
-            else set()
-        )
-        if schema is True or not constraining:
-            return never(f"the 'not' at {location(where)} excludes every value", where)
-        if constraining == {"type"}:
-            kept = frozenset(KINDS) - type_kinds(schema["type"])
-            if "fraction" not in kept or "integer" in kept:
-                return Node(where=where, kinds=kept, origins=origins)
-        self.unenforceable("not", where, "only 'not: {\"type\": ...}' can be enforced")
-        return Node(where=where)
+        if not rejected.exact:
+            self.subset("not", where, "the values its schema rejects can be expressed only in part")
+        origins = ((self.synthetic({"not": schema}), where),)
+        try:
+            return alternatives(self, rejected.terms, where, "not", origins)
+        except Unmergeable as problem:
+            self.unenforceable("not", where, problem.why)
+            return Node(where=where)
 
     def _close_unevaluated(self, schema: dict, node: Node, where: str) -> Node:
         """``unevaluatedProperties/Items: false`` closes what the merged schema declares."""
@@ -364,6 +387,8 @@ class Compiler:
         return node
 
     def _apply_unevaluated(self, node: Node, keyword: str, rest: Node) -> Node:
+        """``rest`` for what no user subschema evaluates: undeclared names and items, and
+        those only a rewrite's complement declares (``synthetic``)."""
         if node.never or node.enum is not None:
             return node
         if node.any_of is not None:
@@ -372,11 +397,29 @@ class Compiler:
         if node.ref is not None:
             node = self.deref(node)
         if keyword == "unevaluatedProperties":
+            properties = {
+                name: sub if self._evaluated(sub) else self._merge(sub, rest, node.where)
+                for name, sub in node.properties.items()
+            }
+            node = replace(node, properties=properties)
             if node.additional is None and not node.pattern_properties:
                 return replace(node, additional=rest)
-        elif node.items is None:
-            return replace(node, items=rest)
-        return node
+            return node
+        prefix = tuple(
+            item if self._evaluated(item) else self._merge(item, rest, node.where)
+            for item in node.prefix
+        )
+        if node.items is None:
+            return replace(node, prefix=prefix, items=rest)
+        if not self._evaluated(node.items):
+            return replace(node, prefix=prefix, items=self._merge(node.items, rest, node.where))
+        return replace(node, prefix=prefix)
+
+    def _evaluated(self, node: Node) -> bool:
+        """Whether a user's subschema applies to this property or item (no origins: ``true``)."""
+        if node.any_of is not None:
+            return all(self._evaluated(branch) for branch in node.any_of)
+        return not node.origins or any(id(s) not in self._synthetic for s, _ in node.origins)
 
     def _own(self, schema: dict, where: str) -> Node:
         """The node for the keywords that constrain values directly (no composition)."""
@@ -545,8 +588,30 @@ class Compiler:
         try:
             return self._merge(a, b, where)
         except Unmergeable as problem:
-            self.unenforceable(problem.keyword, where, problem.why)
+            keyword, at = problem.keyword, where
+            label = next(filter(None, map(self._union_labels.get, (id(b), id(a)))), None)
+            if keyword == "anyOf" and label is not None:  # a union a rewrite made
+                keyword, at = label[1], label[0].where
+            self.unenforceable(keyword, at, problem.why)
             return a
+
+    def both(self, a: Node, b: Node, where: str) -> Node:
+        """Both must hold; ``Unmergeable`` where they cannot be expressed together."""
+        return self._merge(a, b, where)
+
+    def synthetic(self, schema: Any) -> Any:
+        """An origin schema a rewrite made to describe its node.
+
+        Kept alive (``_checks`` is keyed by id) and known as made here: what
+        only such a node declares counts as unevaluated (``_apply_unevaluated``).
+        """
+        self._synthetic[id(schema)] = schema
+        return schema
+
+    def label_union(self, node: Node, keyword: str) -> Node:
+        """Names the keyword whose rewrite made this union, for messages about combining it."""
+        self._union_labels[id(node)] = (node, keyword)
+        return node
 
     def _merge(self, a: Node, b: Node, where: str) -> Node:
         if a.never:
@@ -571,12 +636,13 @@ class Compiler:
         if a.any_of is not None or b.any_of is not None:
             return self._merge_branches(a, b, where)
         kinds = a.kinds if b.kinds is None else b.kinds if a.kinds is None else a.kinds & b.kinds
-        return Node(
+        regexes = joined_regexes(a.regexes, b.regexes)
+        merged = Node(
             where=a.where,
             kinds=kinds,
             min_length=max(a.min_length, b.min_length),
             max_length=min_optional(a.max_length, b.max_length),
-            regexes=a.regexes + tuple(r for r in b.regexes if r not in a.regexes),
+            regexes=regexes or (),
             minimum=_tighter_lower(a.minimum, b.minimum),
             maximum=_tighter_upper(a.maximum, b.maximum),
             multiple_of=_combine_steps(a.multiple_of, b.multiple_of),
@@ -584,6 +650,12 @@ class Compiler:
             **self._merge_objects(a, b, where),
             origins=origins,
         )
+        if regexes is None:  # a complement's exclusion and a pattern: strings are left out
+            self.losses += 1
+            kinds = merged.kinds if merged.kinds is not None else implied_kinds(merged)
+            kinds = frozenset(KINDS) if kinds is None else kinds
+            return replace(merged, kinds=kinds - {"string"})
+        return merged
 
     def _merge_branches(self, a: Node, b: Node, where: str) -> Node:
         left = a.any_of if a.any_of is not None else (a,)

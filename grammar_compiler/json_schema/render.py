@@ -12,11 +12,11 @@ import xgrammar
 from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema.nodes import (
-    KIND_FIELDS,
     KINDS,
     Bound,
     Node,
     effective_kinds,
+    implied_kinds,
     min_optional,
 )
 from grammar_compiler.json_schema.normalize import Compiler
@@ -134,7 +134,7 @@ class Renderer:
         return self._render_kinds(node)
 
     def _render_kinds(self, node: Node) -> dict | None:
-        kinds = node.kinds if node.kinds is not None else _implied_kinds(node)
+        kinds = node.kinds if node.kinds is not None else implied_kinds(node)
         if kinds is None:
             return {}
         types, keywords, alternatives = [], {}, []
@@ -377,17 +377,6 @@ def _enum_schema(values: tuple[Any, ...]) -> dict:
 
 def _plain_fraction(value: Any) -> bool:
     return isinstance(value, float) and not value.is_integer() and "e" not in repr(value)
-
-
-def _implied_kinds(node: Node) -> frozenset[str] | None:
-    """Without "type", the kinds whose keywords are present (users mean those), else None (any)."""
-    empty = Node()
-    kinds = {
-        kind
-        for kind, names in KIND_FIELDS.items()
-        if any(getattr(node, name) != getattr(empty, name) for name in names)
-    }
-    return frozenset(kinds) or None
 
 
 def _as_string(node: Node) -> Node:

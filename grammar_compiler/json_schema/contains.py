@@ -1,0 +1,161 @@
+"""``contains`` with ``minContains``/``maxContains``, as positions of the array.
+
+xgrammar cannot count matching items, but it takes a schema per position
+(``prefixItems``). So the first positions that can match ``contains`` (its
+schema merged with that position's) are made to match it, as many as
+``minContains`` asks (1 by default, and always before 2019-09, which has no
+``minContains``). With ``maxContains``, the positions after them may still
+match freely until ``maxContains`` matches are possible at most, and every
+later item must match a term of the complement of ``contains``
+(``complement``): where that complement is partly expressible, those items
+are fewer kinds of values; where not at all, the array ends there.
+
+This is a subset: matching items come first. ``minContains: 0`` without
+``maxContains`` constrains nothing; ``minContains`` above ``maxContains``
+leaves no array; ``maxContains`` without ``contains`` does nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
+from grammar_compiler.json_schema.complement import Complements, contains_counts
+from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, implied_kinds, never
+from grammar_compiler.json_schema.pointers import location
+
+if TYPE_CHECKING:
+    from grammar_compiler.json_schema.normalize import Compiler
+
+MAX_CONTAINS_POSITIONS = 64
+"""Positions made to match (``minContains``), or left free below ``maxContains``: each is a
+copy of the item schema for xgrammar. Fewer free positions is a subset; more required
+matches are refused."""
+
+
+def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
+    """``node`` (the rest of ``schema``) with the schema's ``contains``."""
+    if "contains" not in schema:  # (node() passes only what the draft reads)
+        return node
+    low, high = contains_counts(compiler, schema)
+    if low == 0 and high is None:
+        return node
+    if high is not None and high < low:
+        return compiler.merge(node, _no_arrays(compiler, where), where)
+    if low > MAX_CONTAINS_POSITIONS:
+        keyword = "minContains" if "minContains" in schema else "contains"
+        compiler.unenforceable(
+            keyword, where, f"at most {MAX_CONTAINS_POSITIONS} matching items can be enforced"
+        )
+        return node
+    compiler.subset("contains", where, "the matching items are generated first")
+    placement = _Placement(compiler, schema["contains"], low, high, where)
+    try:
+        return placement.apply(node)
+    except Unmergeable as problem:  # a recursive $ref still being built
+        compiler.unenforceable("contains", where, problem.why)
+        return node
+
+
+def _no_arrays(compiler: Compiler, where: str) -> Node:
+    origin = compiler.synthetic({"not": {"type": "array"}})
+    return Node(where=where, kinds=frozenset(KINDS) - {"array"}, origins=((origin, where),))
+
+
+class _Placement:
+    """Where the matching items go in each branch's arrays."""
+
+    def __init__(
+        self, compiler: Compiler, contains: Any, low: int, high: int | None, where: str
+    ) -> None:
+        self.compiler = compiler
+        self.wanted = compiler.node(contains, f"{where}/contains")
+        self.low = low
+        self.high = high
+        self.where = where
+        self.rejected: tuple[Node, ...] = ()  # items past maxContains: those contains rejects
+        if high is not None:
+            self.rejected = Complements(compiler).of(contains, f"{where}/contains").terms
+        self.rejected_origin = compiler.synthetic({"not": contains})
+
+    def apply(self, node: Node) -> Node:
+        if node.enum is not None or node.never:
+            return node  # an enum was filtered by contains already
+        if node.any_of is not None:
+            branches = [self.apply(branch) for branch in node.any_of]
+            return alternatives(self.compiler, branches, node.where, "contains", node.origins)
+        if node.ref is not None:
+            node = self.compiler.deref(node)
+        kinds = node.kinds if node.kinds is not None else implied_kinds(node)
+        if kinds is not None and "array" not in kinds:
+            return node
+        return self._arrays(node, kinds)
+
+    def _arrays(self, node: Node, kinds: frozenset[str] | None) -> Node:
+        matching = self._matching_positions(node)
+        if len(matching) < self.low:  # no array of this branch can have them
+            others = (kinds if kinds is not None else frozenset(KINDS)) - {"array"}
+            if others:
+                return replace(node, kinds=others)
+            return never(
+                f"no array at {location(node.where)} has {self.low} items matching its contains",
+                node.where,
+            )
+        end = max(matching, default=-1) + 1
+        free = None if self.high is None else self.high - self.low
+        prefix = []
+        for index in range(end):
+            if index in matching:
+                prefix.append(matching[index])
+            elif free is None or free > 0:
+                prefix.append(self._position(node, index))
+                free = None if free is None else free - 1
+            else:
+                prefix.append(self._excluded(self._position(node, index)))
+        if free is None:
+            prefix += node.prefix[end:]
+            return replace(node, prefix=tuple(prefix), min_items=max(node.min_items, end))
+        limit = MAX_CONTAINS_POSITIONS if node.max_items is None else node.max_items
+        while free > 0 and len(prefix) < limit:
+            prefix.append(self._position(node, len(prefix)))
+            free -= 1
+        prefix += [self._excluded(item) for item in node.prefix[len(prefix) :]]
+        items = node.items
+        if node.max_items is None or node.max_items > len(prefix):
+            items = self._excluded(node.items or self._anything())
+        return replace(node, prefix=tuple(prefix), items=items, min_items=max(node.min_items, end))
+
+    def _matching_positions(self, node: Node) -> dict[int, Node]:
+        """The first ``low`` positions where an item can match, with their merged schemas."""
+        found: dict[int, Node] = {}
+        limit = len(node.prefix) + self.low
+        if node.max_items is not None:
+            limit = min(limit, node.max_items)
+        for index in range(limit):
+            if len(found) == self.low:
+                break
+            merged = conjoin(self.compiler, self._position(node, index), self.wanted, self.where)
+            if merged is not None and not generates_nothing(self.compiler, merged):
+                found[index] = merged
+            elif index >= len(node.prefix):
+                break  # every later position has the same schema
+        return found
+
+    def _position(self, node: Node, index: int) -> Node:
+        item = node.item_at(index)
+        return item if item is not None else self._anything()
+
+    def _anything(self) -> Node:
+        """An item no user schema evaluates (``unevaluatedItems`` must still apply to it)."""
+        return Node(where=self.where, origins=((self.compiler.synthetic({}), self.where),))
+
+    def _excluded(self, item: Node) -> Node:
+        """``item`` where it does not match ``contains`` (impossible if that is not expressible)."""
+        options = [conjoin(self.compiler, item, term, self.where) for term in self.rejected]
+        kept = [option for option in options if option is not None]
+        origins = (*item.origins, (self.rejected_origin, self.where))
+        try:
+            return alternatives(self.compiler, kept, self.where, "maxContains", origins)
+        except Unmergeable:
+            return never("too many kinds of items that do not match contains", self.where)
