@@ -6,7 +6,9 @@ the renderer (``render``) read them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from grammar_compiler import ecma_regex
@@ -58,7 +60,8 @@ class Node:
     regexes: tuple[Regex, ...] = ()
     minimum: Bound | None = None
     maximum: Bound | None = None
-    multiple_of: int | None = None
+    multiple_of: int | None = None  # integer multiples only
+    decimal_step: Fraction | None = None  # a non-integer multipleOf (see ``numbers``)
     prefix: tuple[Node, ...] = ()
     items: Node | None = None  # None: absent
     min_items: int = 0
@@ -80,7 +83,7 @@ class Node:
 
 
 _STRING_FIELDS = ("min_length", "max_length", "regexes")
-_NUMBER_FIELDS = ("minimum", "maximum", "multiple_of")
+_NUMBER_FIELDS = ("minimum", "maximum", "multiple_of", "decimal_step")
 _ARRAY_FIELDS = ("prefix", "items", "min_items", "max_items")
 _OBJECT_FIELDS = (
     "properties",
@@ -98,6 +101,17 @@ KIND_FIELDS = {
     "array": _ARRAY_FIELDS,
     "object": _OBJECT_FIELDS,
 }
+
+
+def children(node: Node) -> Iterator[Node]:
+    """The subschema nodes directly inside ``node`` (a ``$ref`` is a leaf)."""
+    yield from node.any_of or ()
+    yield from node.prefix
+    yield from node.properties.values()
+    yield from (child for _, child in node.pattern_properties)
+    for child in (node.items, node.additional, node.property_names):
+        if child is not None:
+            yield child
 
 
 def never(reason: str, where: str) -> Node:
@@ -131,5 +145,35 @@ def effective_kinds(node: Node) -> frozenset[str]:
     return frozenset(KINDS) if node.kinds is None else node.kinds
 
 
+def implied_kinds(node: Node) -> frozenset[str] | None:
+    """Without "type", the kinds whose keywords are present (users mean those), else None (any).
+
+    The renderer generates only these, a subset of what the node allows.
+    """
+    empty = Node()
+    kinds = {
+        kind
+        for kind, names in KIND_FIELDS.items()
+        if any(getattr(node, name) != getattr(empty, name) for name in names)
+    }
+    return frozenset(kinds) or None
+
+
 def min_optional(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def tighter_lower(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] > b[0] else b
+    return a if a[1] else b
+
+
+def tighter_upper(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] < b[0] else b
+    return a if a[1] else b

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 
 from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.json_schema.nodes import KINDS, Node
+from grammar_compiler.json_schema.nodes import KINDS, Node, children
 from grammar_compiler.json_schema.pointers import location
 from grammar_compiler.shortest import (
     IMPOSSIBLE,
@@ -64,30 +64,20 @@ def _optional_properties(node: Node) -> int:
             f"(at most {MAX_OPTIONAL_PROPERTIES}); xgrammar's compile time grows with their "
             "square: require some, or group them in nested objects"
         )
-    return optional + sum(_optional_properties(child) for child in _children(node))
+    return optional + sum(_optional_properties(child) for child in children(node))
 
 
 def _refs(node: Node) -> Iterator[str]:
     if node.ref is not None:
         yield node.ref
-    for child in _children(node):
+    for child in children(node):
         yield from _refs(child)
-
-
-def _children(node: Node) -> Iterator[Node]:
-    yield from node.any_of or ()
-    yield from node.prefix
-    yield from node.properties.values()
-    yield from (child for _, child in node.pattern_properties)
-    for child in (node.items, node.additional, node.property_names):
-        if child is not None:
-            yield child
 
 
 def _shortest(node: Node, lengths: Mapping[str, float], *, check: bool) -> float:
     """Length of the shortest JSON text of ``node``; with ``check``, of every part too."""
     if check:
-        for child in _children(node):
+        for child in children(node):
             _shortest(child, lengths, check=True)
         for regex in node.regexes:
             if over_limit(ecma_regex.longest_part(regex.node)):
