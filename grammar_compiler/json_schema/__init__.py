@@ -127,20 +127,27 @@ from grammar_compiler.json_schema.load import (
     load,
 )
 from grammar_compiler.json_schema.nodes import Unmergeable
-from grammar_compiler.json_schema.normalize import MAX_BRANCHES, Compiler
+from grammar_compiler.json_schema.normalize import (
+    MAX_BRANCHES,
+    MAX_DISTRIBUTED_SUBSCHEMAS,
+    MAX_PRODUCT_BRANCHES,
+    Compiler,
+)
 from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
 from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
-    MAX_OPTIONAL_PROPERTIES_TOTAL,
+    MAX_OPTIONAL_PROPERTIES_SQUARED,
     check_output_size,
 )
 
 __all__ = [
     "MAX_BRANCHES",
     "MAX_DEPTH",
+    "MAX_DISTRIBUTED_SUBSCHEMAS",
     "MAX_ENUM_VALUES",
     "MAX_OPTIONAL_PROPERTIES",
-    "MAX_OPTIONAL_PROPERTIES_TOTAL",
+    "MAX_OPTIONAL_PROPERTIES_SQUARED",
+    "MAX_PRODUCT_BRANCHES",
     "MAX_PROPERTIES",
     "MAX_SCHEMA_BYTES",
     "compile_json_schema",
