@@ -250,7 +250,7 @@ class Renderer:
         native_unbounded = step not in (None, 1) and low is None and high is None
         if unsafe_step or (self.compiler.guard_numbers and not native_unbounded):
             low, high = _guarded_integers(low, high, force=unsafe_step)
-            if low is None or high is None or low > high:
+            if low is not None and high is not None and low > high:
                 self._dead(f"no integer below 2**53 lies in the range at {location(node.where)}")
                 return None
         if (low or 0) > INTEGER_LIMIT or (high or 0) < -INTEGER_LIMIT:
