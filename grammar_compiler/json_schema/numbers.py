@@ -27,7 +27,14 @@ until it runs out of tokens. By default integers stay within
 exactly), and numbers with a fraction within ``FRACTION_LIMIT``, where
 xgrammar's range grammar allows at most 6 decimals and no exponent: at
 most 17 significant digits. A schema lifts the guard with the root keyword
-``"x-unbounded-numbers": true`` (an annotation to every validator).
+``"x-unbounded-numbers": true`` (an annotation to every validator). Two
+places stay unguarded: an integer ``multipleOf`` without bounds (xgrammar
+enforces a step only unbounded or over a range narrower than 10,000, so the
+guard would drop the step) and values a schema leaves free (``{}``, an
+object's undeclared properties), which xgrammar generates as any JSON.
+Each guarded range is costly for xgrammar to build (a tenth of a second to a
+second on a 77k-token vocabulary), so the renderer writes each distinct
+one once, as a ``$defs`` entry, and refers to it.
 """
 
 from __future__ import annotations

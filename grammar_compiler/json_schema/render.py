@@ -228,7 +228,9 @@ class Renderer:
         if integers is not None:
             low, high = _guarded_integers(*integers, force=False)
             if low is not None and high is not None and low <= high:
-                alternatives.append({"type": "integer", "minimum": low, "maximum": high})
+                alternatives.append(
+                    self._shared({"type": "integer", "minimum": low, "maximum": high})
+                )
         lower = tighter_lower(node.minimum, (-FRACTION_LIMIT, True))
         upper = tighter_upper(node.maximum, (FRACTION_LIMIT, True))
         if _ranges_overlap(lower, upper):
