@@ -200,6 +200,11 @@ def test_a_bounded_fractional_step_lists_the_multiples_the_judge_accepts() -> No
         ["0.07", "0", "0.015"],
     )
     _assert_sound({"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 1})
+    _assert_agrees(
+        {"type": "number", "multipleOf": 0.1, "minimum": 0.1, "maximum": 0.3},
+        ["0.1", "0.2"],  # 0.3 / 0.1 is 2.9999999999999996 to the judge
+        ["0", "0.3", "0.4"],
+    )
 
 
 def test_a_step_whose_rounding_breaks_integers_is_refused() -> None:

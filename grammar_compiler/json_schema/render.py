@@ -6,6 +6,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -296,8 +297,8 @@ class Renderer:
         if node.minimum is None or node.maximum is None or node.decimal_step is None:
             return None
         step = combined_step(node.decimal_step, node.multiple_of and Fraction(node.multiple_of))
-        first = math.ceil(Fraction(node.minimum[0]) / step)
-        last = math.floor(Fraction(node.maximum[0]) / step)
+        first = math.ceil(_as_written(node.minimum[0]) / step)
+        last = math.floor(_as_written(node.maximum[0]) / step)
         if last - first + 1 > MAX_LISTED_MULTIPLES:
             return None
         values = [_json_number(k * step) for k in range(first, last + 1)]
@@ -508,6 +509,11 @@ def _guarded_integers(
     if guarded_low > guarded_high and not force:
         return low, high
     return guarded_low, guarded_high
+
+
+def _as_written(bound: float) -> Fraction:
+    """A bound as the decimal the schema spells (0.1 as 1/10, not the double's value)."""
+    return Fraction(Decimal(repr(bound)))
 
 
 def _json_number(value: Fraction) -> int | float:
