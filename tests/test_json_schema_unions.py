@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from json_instances import Decoder, layout, samples
 
 from grammar_compiler import ConstraintError, compile_json_schema, compile_typescript
@@ -178,3 +180,49 @@ def test_a_typescript_union_of_200_object_types_is_a_flat_tagged_union() -> None
         assert constraint.judge(text) is None and decoder.accepts(text), text
     mixed = _instance(3, kind=4)
     assert constraint.judge(mixed) is not None and not decoder.accepts(mixed)
+
+
+def test_a_union_that_contains_itself_through_a_ref_is_decided() -> None:
+    schema = {"oneOf": [{"$ref": "#"}, {"type": "null"}]}
+    with pytest.raises(ConstraintError, match="branches 0 and 1 may both match"):
+        compile_json_schema(schema)
+    loose = compile_json_schema(schema, strict=False)
+    assert Decoder(loose.value).accepts("null")
+
+
+_TAGS = st.sampled_from(["a", "b", "c", 1, None])
+_BRANCHES = st.one_of(
+    st.builds(lambda tag: {"const": tag}, _TAGS),
+    st.sampled_from([{"type": "string"}, {"type": "null"}, {"type": "boolean"}, {}]),
+    st.builds(
+        lambda low, width: {"type": "integer", "minimum": low, "maximum": low + width},
+        st.integers(-5, 5),
+        st.integers(0, 3),
+    ),
+    st.builds(
+        lambda tags, typed, extra: (
+            ({"type": "object"} if typed else {})
+            | {
+                "properties": {"kind": {"enum": tags}, "x": {"type": "integer", "maximum": 3}},
+                "required": ["kind", "x"] if extra else ["kind"],
+            }
+        ),
+        st.lists(_TAGS, min_size=1, max_size=2, unique=True),
+        st.booleans(),
+        st.booleans(),
+    ),
+)
+
+
+@given(branches=st.lists(_BRANCHES, min_size=2, max_size=6))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_oneof_taken_as_exclusive_never_generates_a_value_two_branches_match(
+    branches: list[dict],
+) -> None:
+    try:
+        constraint = compile_json_schema({"oneOf": branches})
+    except ConstraintError:
+        return  # refused: overlapping, or no value at all
+    decoder = Decoder(constraint.value)
+    for text in samples(decoder, 15):
+        assert constraint.judge(text) is None, (text, branches, constraint.value)

@@ -72,9 +72,13 @@ def first_overlap(compiler: Compiler, nodes: list[Node]) -> tuple[int, int] | No
 
 def _branches(compiler: Compiler, nodes: list[Node]) -> Iterator[_Branch]:
     for index, node in enumerate(nodes):
-        stack = [node]
+        stack, expanded = [node], set()
         while stack:
             current = stack.pop()
+            if current.ref is not None:  # a union may contain itself through a $ref
+                if current.ref in expanded:
+                    continue
+                expanded.add(current.ref)
             try:
                 current = compiler.deref(current)
             except Unmergeable:
