@@ -27,6 +27,8 @@ import numpy as np
 import xgrammar as xgr
 from hypothesis import strategies as st
 
+from grammar_compiler.json_schema.numbers import SAFE_INTEGER
+
 # A raw vocabulary: every printable ASCII character, some JSON pieces, some
 # characters beyond ASCII and escapes, and an end-of-sequence token.
 VOCABULARY = [chr(code) for code in range(32, 127)] + [
@@ -355,13 +357,13 @@ def _integers(schema: dict) -> st.SearchStrategy[int]:
         low = math.floor(schema["exclusiveMinimum"]) + 1
     if "exclusiveMaximum" in schema:
         high = math.ceil(schema["exclusiveMaximum"]) - 1
-    low = None if low is None else math.ceil(low)
-    high = None if high is None else math.floor(high)
+    # Within the default guard (grammar_compiler.json_schema.numbers.SAFE_INTEGER).
+    low = -SAFE_INTEGER if low is None else max(math.ceil(low), -SAFE_INTEGER)
+    high = SAFE_INTEGER if high is None else min(math.floor(high), SAFE_INTEGER)
     step = schema.get("multipleOf")
     if step is not None and float(step).is_integer():
         step = int(step)
-        first = None if low is None else -(-low // step)
-        last = None if high is None else high // step
+        first, last = -(-low // step), high // step
         return st.integers(first, last).map(lambda k: k * step)
     return st.integers(low, high)
 

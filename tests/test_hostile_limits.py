@@ -284,9 +284,19 @@ def test_too_many_optional_properties_are_refused() -> None:
     assert compile_json_schema(optional(100))
     with pytest.raises(ConstraintError, match="101 optional properties"):
         compile_json_schema(optional(101))
-    nested = {"type": "object", "properties": {f"o{j}": optional(80) for j in range(4)}}
-    with pytest.raises(ConstraintError, match="optional properties in all"):
-        compile_json_schema(nested)
+
+    def nested(objects: int, count: int) -> dict:
+        names = [f"o{j}" for j in range(objects)]
+        return {
+            "type": "object",
+            "properties": {name: optional(count) for name in names},
+            "required": names,
+        }
+
+    assert compile_json_schema(nested(3, 100))  # 3 * 100**2: the most
+    with pytest.raises(ConstraintError, match="the squares of their counts add up to 32400"):
+        compile_json_schema(nested(4, 90))
+    assert compile_json_schema(nested(1000, 3))  # many small objects cost little
     required = optional(400) | {"required": [f"p{i}" for i in range(400)]}
     assert compile_json_schema(required)
 

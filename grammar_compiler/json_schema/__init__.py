@@ -76,6 +76,9 @@ format                      enforced  date, time, date-time, duration, email,
                                       relative-json-pointer: own regexes, as
                                       xgrammar's allow 02-31, leading-zero IPv4
                                       octets and raw quotes (json-pointer)
+format (numbers)            enforced  int8/16/32/64, uint8/16/32/64, uint (as
+                                      uint64), double-int: their range as bounds
+                                      (an annotation to the judge: a subset)
 format (others)             not       idn-*, iri*, uri-template, regex: where the
                                       draft defines them or the judge checks them
 format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
@@ -84,20 +87,34 @@ format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
 minimum, maximum,           enforced  native; integer bounds rounded (xgrammar
 exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62;
                                       draft-04's booleans make the bound
-                                      exclusive
+                                      exclusive; each distinct range one shared
+                                      $defs entry
+(no bounds: runaway guard)  subset    integers within +-(2**53-1), numbers also
+                                      fractions within +-1e11 with at most 6
+                                      decimals, no exponent (17 significant
+                                      digits); root ``"x-unbounded-numbers":
+                                      true`` lifts it (``numbers``); not on an
+                                      unbounded integer multipleOf, nor inside
+                                      free values (``{}``)
 multipleOf                  partly    integer steps up to 1024, with no bounds or
                                       both bounds under 10000 apart (xgrammar
                                       ignores it otherwise); other bounded ranges
                                       listed as an enum up to 1000 multiples;
-                                      non-integer steps refused
+                                      non-integer steps: in a bounded range the
+                                      multiples the judge accepts, listed, else
+                                      integer multiples (a subset); refused where
+                                      float division makes those unsure (0.07)
 anyOf                       enforced  native; sibling keywords distributed into
                                       the branches (xgrammar ignored them)
-oneOf                       partly    as anyOf when the branches are provably
-                                      exclusive (types, const/enum, a required
-                                      discriminator property, disjoint ranges);
-                                      else each branch minus the others (their
-                                      complements), refused where a branch would
-                                      lose all its values to an inexpressible one
+oneOf                       partly    as anyOf when the branches provably exclude
+                                      what each other generates (types,
+                                      const/enum, a required discriminator
+                                      property, disjoint ranges), decided in
+                                      linear time for tagged unions
+                                      (``exclusive``); else each branch minus the
+                                      others (their complements), refused where a
+                                      branch would lose all its values to an
+                                      inexpressible one
 allOf                       partly    merged here (xgrammar ignores it); refused
                                       when two patterns/formats must both hold
 not                         partly    its schema's complement (``complement``):
@@ -132,10 +149,13 @@ spelled with escapes (``"\\u0061"``) that decode to a declared name; the
 judge catches the result.
 
 Limits: ``MAX_SCHEMA_BYTES``, ``MAX_DEPTH``, ``MAX_ENUM_VALUES``,
-``MAX_PROPERTIES`` (``load``), ``MAX_BRANCHES`` anyOf/oneOf branches after
-distribution (``normalize``), ``MAX_REWRITE_BRANCHES`` per rewrite
-(``branching``), ``MAX_OPTIONAL_PROPERTIES(_TOTAL)``, and no part may need
-more than ``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
+``MAX_PROPERTIES`` (``load``), ``MAX_BRANCHES`` branches of one union,
+``MAX_PRODUCT_BRANCHES`` of a union distributed into another, and
+``MAX_DISTRIBUTED_SUBSCHEMAS`` once sibling keywords are copied into the
+branches (``normalize``), ``MAX_REWRITE_BRANCHES`` per rewrite
+(``branching``), ``MAX_OPTIONAL_PROPERTIES`` per object and
+``MAX_OPTIONAL_PROPERTIES_SQUARED`` over all, and no part may need more than
+``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
 The judge (``json_judge``) validates the output with ``jsonschema`` against
 the original schema.
 
@@ -146,9 +166,11 @@ The stages, one module each: ``load`` (the document and its size limits),
 ``nodes`` (the normalized form), ``normalize`` (schema to nodes, merging),
 the rewrites into branches it calls (``complement``: the values a schema
 rejects; ``branching``: what the rewrites share; ``conditionals``,
-``dependencies``, ``contains``, ``exclusive_one_of``), ``size`` (output size
-and optional-property limits), ``render`` (nodes to xgrammar's schema,
-confirmed by compiling it). Every failure leaves as a
+``dependencies``, ``contains``, ``exclusive_one_of``), ``numbers`` (range
+formats, non-integer steps, the number guard), ``exclusive`` (whether oneOf
+branches exclude each other), ``size`` (output size and optional-property
+limits), ``render`` (nodes to xgrammar's schema, confirmed by compiling it).
+Every failure leaves as a
 ``ConstraintError`` naming the construct and its JSON pointer.
 """
 
@@ -169,21 +191,28 @@ from grammar_compiler.json_schema.load import (
     load,
 )
 from grammar_compiler.json_schema.nodes import Unmergeable
-from grammar_compiler.json_schema.normalize import MAX_BRANCHES, Compiler
+from grammar_compiler.json_schema.normalize import (
+    MAX_BRANCHES,
+    MAX_DISTRIBUTED_SUBSCHEMAS,
+    MAX_PRODUCT_BRANCHES,
+    Compiler,
+)
 from grammar_compiler.json_schema.pointers import location
 from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
 from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
-    MAX_OPTIONAL_PROPERTIES_TOTAL,
+    MAX_OPTIONAL_PROPERTIES_SQUARED,
     check_output_size,
 )
 
 __all__ = [
     "MAX_BRANCHES",
     "MAX_DEPTH",
+    "MAX_DISTRIBUTED_SUBSCHEMAS",
     "MAX_ENUM_VALUES",
     "MAX_OPTIONAL_PROPERTIES",
-    "MAX_OPTIONAL_PROPERTIES_TOTAL",
+    "MAX_OPTIONAL_PROPERTIES_SQUARED",
+    "MAX_PRODUCT_BRANCHES",
     "MAX_PROPERTIES",
     "MAX_SCHEMA_BYTES",
     "compile_json_schema",

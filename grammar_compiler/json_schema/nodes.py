@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from grammar_compiler import ecma_regex
@@ -59,7 +60,8 @@ class Node:
     regexes: tuple[Regex, ...] = ()
     minimum: Bound | None = None
     maximum: Bound | None = None
-    multiple_of: int | None = None
+    multiple_of: int | None = None  # integer multiples only
+    decimal_step: Fraction | None = None  # a non-integer multipleOf (see ``numbers``)
     prefix: tuple[Node, ...] = ()
     items: Node | None = None  # None: absent
     min_items: int = 0
@@ -81,7 +83,7 @@ class Node:
 
 
 _STRING_FIELDS = ("min_length", "max_length", "regexes")
-_NUMBER_FIELDS = ("minimum", "maximum", "multiple_of")
+_NUMBER_FIELDS = ("minimum", "maximum", "multiple_of", "decimal_step")
 _ARRAY_FIELDS = ("prefix", "items", "min_items", "max_items")
 _OBJECT_FIELDS = (
     "properties",
@@ -159,3 +161,19 @@ def implied_kinds(node: Node) -> frozenset[str] | None:
 
 def min_optional(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def tighter_lower(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] > b[0] else b
+    return a if a[1] else b
+
+
+def tighter_upper(a: Bound | None, b: Bound | None) -> Bound | None:
+    if a is None or b is None:
+        return a or b
+    if a[0] != b[0]:
+        return a if a[0] < b[0] else b
+    return a if a[1] else b

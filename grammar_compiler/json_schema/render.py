@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import replace
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import xgrammar
@@ -18,8 +21,11 @@ from grammar_compiler.json_schema.nodes import (
     effective_kinds,
     implied_kinds,
     min_optional,
+    tighter_lower,
+    tighter_upper,
 )
 from grammar_compiler.json_schema.normalize import Compiler
+from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
 
 MAX_MULTIPLE_OF = 1024
@@ -30,6 +36,7 @@ MAX_LISTED_MULTIPLES = 1_000
 """Multiples in a wider range are listed as an enum up to this many."""
 INTEGER_LIMIT = 2**62
 """xgrammar refuses integer bounds beyond int64; bounds are clamped to this."""
+_DEAD = object()  # what a listing of multiples returns when none is valid
 
 
 class Renderer:
@@ -47,12 +54,15 @@ class Renderer:
         self.alive: set[str] = set()
         self._used: list[str] = []
         self.first_contradiction: str | None = None
+        self._number_names: dict[str, str] = {}  # shared number schema (JSON) -> its name
+        self._number_schemas: dict[str, dict] = {}
 
     def render_document(self, root: Node) -> dict:
         dead: set[str] = set()
         while True:
             self.alive = self._productive(set(self.compiler.definitions) - dead)
             self._used = []
+            self._number_names, self._number_schemas = {}, {}
             rendered = self.render(root)
             definitions = self._render_definitions()
             newly_dead = {name for name, value in definitions.items() if value is None}
@@ -62,6 +72,7 @@ class Renderer:
         if rendered is None:
             reason = self.first_contradiction or "a $ref recursion never ends"
             raise ConstraintError(f"no JSON value satisfies the schema: {reason}")
+        definitions.update(self._number_schemas)
         return {**rendered, "$defs": definitions} if definitions else rendered
 
     def _render_definitions(self) -> dict[str, Any]:
@@ -143,7 +154,7 @@ class Renderer:
                 rendered = self._kind(kind, node, with_fraction="fraction" in kinds)
                 if rendered is None:
                     continue
-                if rendered[0] == "enum":
+                if rendered[0] == "alternative":
                     alternatives.append(rendered[1])
                 else:
                     types.append(rendered[0])
@@ -195,27 +206,56 @@ class Renderer:
         return {"pattern": ecma_regex.to_xgrammar(bounded)}
 
     def _number(self, node: Node, *, with_fraction: bool) -> tuple[str, Any] | None:
-        """("integer" or "number", keywords), or ("enum", schema) for listed multiples."""
-        if not with_fraction or node.multiple_of is not None:
+        """("integer" or "number", keywords), or ("alternative", schema): a listing or a
+        shared range definition."""
+        if with_fraction and node.decimal_step is not None:
+            listed = self._listed_multiples(node)
+            if listed is not None:
+                return None if listed is _DEAD else ("alternative", listed)
+        if not with_fraction or node.multiple_of is not None or node.decimal_step is not None:
             return self._integer(node)
         if node.minimum and node.maximum and not _ranges_overlap(node.minimum, node.maximum):
             self._dead(f"the number range at {location(node.where)} is empty")
             return None
-        keywords = {}
-        for bound, inclusive, exclusive in (
-            (node.minimum, "minimum", "exclusiveMinimum"),
-            (node.maximum, "maximum", "exclusiveMaximum"),
-        ):
-            if bound is not None:
-                keywords[exclusive if bound[1] else inclusive] = bound[0]
-        return "number", keywords
+        if self.compiler.guard_numbers and not _within_fraction_limit(node):
+            return self._guarded_number(node)
+        keywords = _range_keywords(node.minimum, node.maximum)
+        return self._maybe_shared("number", keywords)
+
+    def _guarded_number(self, node: Node) -> tuple[str, Any] | None:
+        """Safe integers, or fractions within ``FRACTION_LIMIT``; the user's range if neither."""
+        alternatives = []
+        integers = _integer_range(node)
+        if integers is not None:
+            low, high = _guarded_integers(*integers, force=False)
+            if low is not None and high is not None and low <= high:
+                alternatives.append(
+                    self._shared({"type": "integer", "minimum": low, "maximum": high})
+                )
+        lower = tighter_lower(node.minimum, (-FRACTION_LIMIT, True))
+        upper = tighter_upper(node.maximum, (FRACTION_LIMIT, True))
+        if _ranges_overlap(lower, upper):
+            alternatives.append({"type": "number", **_range_keywords(lower, upper)})
+        if not alternatives:  # the user's range lies beyond the guard: theirs stands
+            return self._maybe_shared("number", _range_keywords(node.minimum, node.maximum))
+        shared = alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+        return "alternative", self._shared(shared)
 
     def _integer(self, node: Node) -> tuple[str, Any] | None:
-        low = None if node.minimum is None else _integer_above(*node.minimum)
-        high = None if node.maximum is None else _integer_below(*node.maximum)
-        if low is not None and high is not None and low > high:
+        bounds = _integer_range(node)
+        if bounds is None:
             self._dead(f"no integer lies in the range at {location(node.where)}")
             return None
+        low, high = bounds
+        step = node.multiple_of
+        # Integers past 2**53 are rounded before the judge divides them by a step above 1.
+        unsafe_step = node.decimal_step is not None and node.decimal_step > 1
+        native_unbounded = step not in (None, 1) and low is None and high is None
+        if unsafe_step or (self.compiler.guard_numbers and not native_unbounded):
+            low, high = _guarded_integers(low, high, force=unsafe_step)
+            if low is not None and high is not None and low > high:
+                self._dead(f"no integer below 2**53 lies in the range at {location(node.where)}")
+                return None
         if (low or 0) > INTEGER_LIMIT or (high or 0) < -INTEGER_LIMIT:
             self.compiler.unenforceable(
                 "minimum" if (low or 0) > INTEGER_LIMIT else "maximum",
@@ -228,18 +268,17 @@ class Renderer:
             keywords["minimum"] = max(low, -INTEGER_LIMIT)  # clamped: still a subset
         if high is not None:
             keywords["maximum"] = min(high, INTEGER_LIMIT)
-        step = node.multiple_of
         if step is None or step == 1:
-            return "integer", keywords
+            return self._maybe_shared("integer", keywords)
         if _native_multiple(step, low, high):
-            return "integer", {**keywords, "multipleOf": step}
+            return self._maybe_shared("integer", {**keywords, "multipleOf": step})
         if low is not None and high is not None:
             multiples = range(-(-low // step) * step, high + 1, step)
             if not multiples:
                 self._dead(f"no multiple of {step} lies in the range at {location(node.where)}")
                 return None
             if len(multiples) <= MAX_LISTED_MULTIPLES:
-                return "enum", {"enum": list(multiples)}
+                return "alternative", {"enum": list(multiples)}
         self.compiler.unenforceable(
             "multipleOf",
             node.where,
@@ -247,7 +286,47 @@ class Renderer:
             f"bounds less than {MULTIPLE_OF_RANGE} apart (or up to {MAX_LISTED_MULTIPLES} "
             "multiples in range, listed)",
         )
-        return "integer", keywords
+        return self._maybe_shared("integer", keywords)
+
+    def _listed_multiples(self, node: Node) -> dict | object | None:
+        """A non-integer step's multiples in a bounded range, those the judge accepts.
+
+        None when the range is open or holds more than ``MAX_LISTED_MULTIPLES``
+        (integer multiples are generated instead); ``_DEAD`` when none is valid.
+        """
+        if node.minimum is None or node.maximum is None or node.decimal_step is None:
+            return None
+        step = combined_step(node.decimal_step, node.multiple_of and Fraction(node.multiple_of))
+        first = math.ceil(_as_written(node.minimum[0]) / step)
+        last = math.floor(_as_written(node.maximum[0]) / step)
+        if last - first + 1 > MAX_LISTED_MULTIPLES:
+            return None
+        values = [_json_number(k * step) for k in range(first, last + 1)]
+        kept = self.compiler.filter_values(values, node.origins, node.where)
+        if not kept:
+            self._dead(
+                f"no multiple of {float(step):g} in the range at {location(node.where)} "
+                "passes the judge's floating-point division"
+            )
+            return _DEAD
+        return _enum_schema(tuple(kept))
+
+    def _maybe_shared(self, kind: str, keywords: dict) -> tuple[str, Any]:
+        """A bounded number is a range grammar xgrammar builds at some cost per copy
+        (tenths of a second on a large vocabulary), so each distinct one is a shared
+        definition; a plain one stays inline."""
+        if "minimum" not in keywords and "maximum" not in keywords:
+            return kind, keywords
+        return "alternative", self._shared({"type": kind, **keywords})
+
+    def _shared(self, schema: dict) -> dict:
+        key = json.dumps(schema, sort_keys=True)
+        name = self._number_names.get(key)
+        if name is None:
+            name = _free_name("number", {*self.compiler.definitions, *self._number_schemas})
+            self._number_names[key] = name
+            self._number_schemas[name] = schema
+        return {"$ref": f"#/$defs/{name}"}
 
     def _array(self, node: Node) -> dict | None:
         prefix: list[Any] = []
@@ -388,8 +467,68 @@ def _cap(value: int | None) -> float:
     return math.inf if value is None else value
 
 
-def _ranges_overlap(low: Bound, high: Bound) -> bool:
+def _ranges_overlap(low: Bound | None, high: Bound | None) -> bool:
+    if low is None or high is None:
+        return True
     return low[0] < high[0] or (low[0] == high[0] and not low[1] and not high[1])
+
+
+def _range_keywords(low: Bound | None, high: Bound | None) -> dict[str, Any]:
+    keywords = {}
+    for bound, inclusive, exclusive in (
+        (low, "minimum", "exclusiveMinimum"),
+        (high, "maximum", "exclusiveMaximum"),
+    ):
+        if bound is not None:
+            keywords[exclusive if bound[1] else inclusive] = bound[0]
+    return keywords
+
+
+def _within_fraction_limit(node: Node) -> bool:
+    """Whether the user's own range keeps a number within the guard's +-FRACTION_LIMIT."""
+    low, high = node.minimum, node.maximum
+    return (
+        low is not None
+        and high is not None
+        and low[0] >= -FRACTION_LIMIT
+        and high[0] <= FRACTION_LIMIT
+    )
+
+
+def _integer_range(node: Node) -> tuple[int | None, int | None] | None:
+    """The node's bounds as integers (None: open), or None if no integer lies between."""
+    low = None if node.minimum is None else _integer_above(*node.minimum)
+    high = None if node.maximum is None else _integer_below(*node.maximum)
+    if low is not None and high is not None and low > high:
+        return None
+    return low, high
+
+
+def _guarded_integers(
+    low: int | None, high: int | None, *, force: bool
+) -> tuple[int | None, int | None]:
+    """The range within +-SAFE_INTEGER; the user's own if that leaves nothing, unless forced."""
+    guarded_low = -SAFE_INTEGER if low is None else max(low, -SAFE_INTEGER)
+    guarded_high = SAFE_INTEGER if high is None else min(high, SAFE_INTEGER)
+    if guarded_low > guarded_high and not force:
+        return low, high
+    return guarded_low, guarded_high
+
+
+def _as_written(bound: float) -> Fraction:
+    """A bound as the decimal the schema spells (0.1 as 1/10, not the double's value)."""
+    return Fraction(Decimal(repr(bound)))
+
+
+def _json_number(value: Fraction) -> int | float:
+    return int(value) if value.denominator == 1 else float(value)
+
+
+def _free_name(stem: str, taken: set[str]) -> str:
+    number = 1
+    while f"{stem}_{number}" in taken:
+        number += 1
+    return f"{stem}_{number}"
 
 
 def _native_multiple(step: int, low: int | None, high: int | None) -> bool:
