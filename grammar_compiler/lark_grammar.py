@@ -63,9 +63,10 @@ from lark.lexer import Pattern, PatternRE, PatternStr, TerminalDef
 # token of the user's grammar with its position (lark is pinned).
 from lark.load_grammar import _get_parser as _grammar_parser
 
-from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.canonical import CanonicalConstraint, Judge
 from grammar_compiler.cfg_tree import (
     MAX_ALTERNATIVES,
+    MAX_CODE_POINT,
     MAX_JUDGE_RULES,
     MAX_NESTING,
     MAX_RULES,
@@ -76,17 +77,24 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Sequence,
     Text,
+    Verbatim,
     check_output_size,
     check_size,
     choice_of,
     sequence_of,
 )
 from grammar_compiler.ebnf_writer import write_ebnf
+from grammar_compiler.embedded_ebnf import embedded_ebnf
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.lark_dialect import Dialect, read_dialect
+from grammar_compiler.lark_json_judge import json_span_judge
 from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
+from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
+from grammar_compiler.nullable_terminals import CharacterLark
 from grammar_compiler.regex import compile_regex
 from grammar_compiler.regex_tree import regex_tree
+from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import continuing_characters, first_characters, overlap
 from grammar_compiler.xgrammar_errors import xgrammar_complaint
 
@@ -120,24 +128,38 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
             with line and column wherever lark or the check knows them.
     """
     check_size(text)
-    source = _Source(text, start)
-    parser = source.lark_parser()
-    grammar = _Translation(parser, source).grammar()
+    dialect = read_dialect(text)
+    try:
+        source = _Source(dialect.lark_text, start)
+        parser = source.lark_parser()
+        grammar = _Translation(parser, source, dialect).grammar()
+    except ConstraintError as err:
+        raise dialect.relocated(err) from None
     check_output_size(grammar)
     ebnf = write_ebnf(grammar)
     complaint = xgrammar_complaint(ebnf)
     if complaint is not None:
         raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
     return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language="lark", judge=parser_judge(parser)
+        kind="ebnf", value=ebnf, source_language="lark", judge=_judge(parser, dialect)
     )
 
 
-def read_lark(text: str, start: str = "start") -> Grammar:
-    """The grammar tree the EBNF is written from (tests generate sentences from it)."""
+def read_lark(text: str, start: str = "start") -> tuple[Grammar, Dialect]:
+    """The grammar tree the EBNF is written from, and what the dialect reader took out
+    (tests generate sentences from them)."""
     check_size(text)
-    source = _Source(text, start)
-    return _Translation(source.lark_parser(), source).grammar()
+    dialect = read_dialect(text)
+    source = _Source(dialect.lark_text, start)
+    return _Translation(source.lark_parser(), source, dialect).grammar(), dialect
+
+
+def _judge(parser: lark.Lark, dialect: Dialect) -> Judge:
+    if not dialect.embedded:
+        return parser_judge(parser)
+    return json_span_judge(
+        parser, {name: schema.judge for name, schema in dialect.embedded.items()}
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -286,9 +308,9 @@ class _Source:
                 name,
             )
 
-    def lark_parser(self) -> lark.Lark:
+    def lark_parser(self) -> CharacterLark:
         try:
-            return lark.Lark(
+            return CharacterLark(
                 self.text,
                 start=self.start,
                 lexer="dynamic_complete",
@@ -412,22 +434,33 @@ class _Translation:
     TOP = "top"
     IGNORED = "ignored"
 
-    def __init__(self, parser: lark.Lark, source: _Source) -> None:
+    def __init__(self, parser: CharacterLark, source: _Source, dialect: Dialect) -> None:
         self.parser = parser
         self.source = source
+        self.dialect = dialect
         self.terminals: dict[str, TerminalDef] = {term.name: term for term in parser.terminals}
         self.ignored = list(parser.ignore_tokens)
         self.rules: dict[str, Node] = {}
+        self.verbatim: dict[str, Verbatim] = {}
         self.bodies: dict[str, Node] = {}
+        """Each terminal's texts as a tree without references, for ``token_edges``."""
+        self.prefix_free: set[str] = set()
+        """Lazy terminals: no match of theirs continues into a longer one."""
 
     def grammar(self) -> Grammar:
         expansions: dict[str, list[Node]] = {}
         for rule in self.parser.rules:
+            origin = rule.origin.name
+            if origin in self.dialect.judge_only or origin in self.dialect.embedded:
+                continue
             symbols = [self.symbol(symbol) for symbol in rule.expansion]
             body = sequence_of(symbols)
-            expansions.setdefault(_rule_name(rule.origin.name), []).append(body)
+            expansions.setdefault(_rule_name(origin), []).append(body)
         for name, options in expansions.items():
             self.rules[name] = choice_of(options)
+        for index, (name, schema) in enumerate(self.dialect.embedded.items()):
+            self.rules[_rule_name(name)] = _SOME_TEXT
+            self.verbatim[_rule_name(name)] = embedded_ebnf(schema, f"json{index}.")
         start = Ref(_rule_name(self.source.start))
         self._check_ignored_edges()
         if self.ignored:
@@ -436,7 +469,7 @@ class _Translation:
             self.rules[self.TOP] = Sequence((start, Ref(self.IGNORED)))
         else:
             self.rules[self.TOP] = start
-        return Grammar(self.rules, self.TOP)
+        return Grammar(self.rules, self.TOP, self.verbatim)
 
     def symbol(self, symbol: lark.grammar.Symbol) -> Node:
         if not symbol.is_term:
@@ -451,19 +484,30 @@ class _Translation:
     def terminal(self, name: str) -> str:
         """The name of the rule matching terminal ``name`` alone, defined on first use."""
         rule = f"terminal:{name}"
-        if name not in self.bodies:
-            definition = self.terminals.get(name)
-            if definition is None:
-                raise self.source.error(
-                    f"terminal {name} has no pattern to match", self.source.definition_token(name)
-                )
-            self.bodies[name] = self.rules[rule] = self.pattern(definition)
+        if name in self.bodies:
+            return rule
+        special = self.dialect.special_tokens.get(name)
+        if special is not None:
+            self.bodies[name] = self.rules[rule] = Text(special)
+            self.verbatim[rule] = special_token_rule(special)
+            return rule
+        definition = self.terminals.get(name)
+        if definition is None:
+            raise self.source.error(
+                f"terminal {name} has no pattern to match", self.source.definition_token(name)
+            )
+        self.bodies[name] = self.pattern(definition)
+        self.rules[rule] = self.bodies[name]
+        if name in self.prefix_free:
+            self.rules[rule] = self.lazy(name, self.bodies[name])
         return rule
 
     def _check_ignored_edges(self) -> None:
         """Refuse an ignored terminal that the next token could extend (see token_edges)."""
         for ignored in self.ignored:
             self.terminal(ignored)
+            if ignored in self.prefix_free:
+                continue  # a lazy token ends at its first chance: nothing can extend it
             continuing = continuing_characters(self.bodies[ignored])
             for name, body in self.bodies.items():
                 if name == ignored and isinstance(body, Repeat) and body.high is None:
@@ -480,7 +524,9 @@ class _Translation:
                     )
 
     def pattern(self, definition: TerminalDef) -> Node:
-        pattern = definition.pattern
+        """The texts of the terminal as a tree, read from the pattern the user wrote
+        (not the non-empty one the judge's lexer is given: ``nullable_terminals``)."""
+        pattern = self.parser.original_patterns.get(definition.name, definition.pattern)
         if isinstance(pattern, PatternStr):
             return _caseless(pattern.value) if "i" in pattern.flags else Text(pattern.value)
         return self.regex(definition, pattern)
@@ -495,18 +541,38 @@ class _Translation:
             raise self.source.error(
                 f"terminal {_shown(definition.name)}: {err.message}", token
             ) from None
-        problem = _untranslatable(regex)
-        if problem is not None:
+        if _has_anchor(regex):
             raise self.source.error(
-                f"terminal {_shown(definition.name)} uses {problem}, which lark's lexer and a "
-                "grammar read differently",
+                f"terminal {_shown(definition.name)} uses an anchor (^, $, \\A, \\Z, \\b, "
+                "\\B), which lark's lexer and a grammar read differently",
                 token,
             )
+        if is_lazy(regex):
+            problem = lazy_shape_problem(regex)
+            if problem is not None:
+                raise self.source.error(f"terminal {_shown(definition.name)}: {problem}", token)
+            self.prefix_free.add(definition.name)
         return regex_tree(translated)
+
+    def lazy(self, name: str, tree: Node) -> Node:
+        """The lazy terminal's rules (``lazy_terminal``); returns a reference to the first."""
+        try:
+            start, rules = lazy_rules(tree, f"lazy:{name}:")
+        except ConstraintError as err:
+            raise self.source.error(
+                f"terminal {_shown(name)}: {err.message}",
+                self.source.pattern_token(name, self.terminals[name].pattern),
+            ) from None
+        self.rules.update(rules)
+        return Ref(start)
 
 
 def _rule_name(name: str) -> str:
     return f"rule:{name}"
+
+
+# What size analyses see for an embedded JSON value (its EBNF is verbatim): some text.
+_SOME_TEXT = CharSet(((0, MAX_CODE_POINT),))
 
 
 def _shown(name: str) -> str:
@@ -527,22 +593,16 @@ def _caseless(value: str) -> Node:
     return sequence_of(items)
 
 
-def _untranslatable(regex: str) -> str | None:
-    """A lazy quantifier or anchor in ``regex``, named, if it has one."""
-    try:
-        tree = _regex_parser.parse(regex, re.ASCII)
-    except (re.error, OverflowError, ValueError, RecursionError):
-        return None  # compile_regex reports it, located
-    stack = [tree]
+def _has_anchor(regex: str) -> bool:
+    """Whether ``regex`` (which ``compile_regex`` accepted) has an anchor anywhere."""
+    stack = [_regex_parser.parse(regex, re.ASCII)]
     while stack:
         items = stack.pop()
         for op, av in items:
-            if op is _regex_parser.MIN_REPEAT:
-                return "a lazy quantifier (*?, +?, ??, {m,n}?)"
             if op is _regex_parser.AT:
-                return "an anchor (^, $, \\A, \\Z, \\b, \\B)"
+                return True
             stack.extend(_sub_patterns(op, av))
-    return None
+    return False
 
 
 def _sub_patterns(op: object, av: object) -> list:
