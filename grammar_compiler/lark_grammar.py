@@ -145,13 +145,16 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
     )
 
 
-def read_lark(text: str, start: str = "start") -> tuple[Grammar, Dialect]:
-    """The grammar tree the EBNF is written from, and what the dialect reader took out
-    (tests generate sentences from them)."""
+def read_lark(text: str, start: str = "start") -> Grammar:
+    """The grammar tree the EBNF is written from (tests generate sentences from it).
+
+    An inline JSON schema's rule is ``rule:`` plus its placeholder's name in
+    ``read_dialect(text).embedded``; its body is only a stand-in.
+    """
     check_size(text)
     dialect = read_dialect(text)
     source = _Source(dialect.lark_text, start)
-    return _Translation(source.lark_parser(), source, dialect).grammar(), dialect
+    return _Translation(source.lark_parser(), source, dialect).grammar()
 
 
 def _judge(parser: lark.Lark, dialect: Dialect) -> Judge:
