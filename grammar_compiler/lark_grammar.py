@@ -91,7 +91,7 @@ from grammar_compiler.lark_json_judge import json_span_judge
 from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
 from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
-from grammar_compiler.nullable_terminals import CharacterLark
+from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTerminal
 from grammar_compiler.regex import compile_regex
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
@@ -323,6 +323,8 @@ class _Source:
             )
         except (re.error, regex_module.error) as err:
             raise self._regex_error(f"invalid regex: {err.msg}", err.pattern) from None
+        except UnwritableTerminal as err:
+            raise self.error(err.message, self.definition_token(err.name)) from None
         except UnexpectedInput as err:
             raise ConstraintError(_token_message(err), line=err.line, column=err.column) from None
         except (LarkError, ValueError, AssertionError) as err:

@@ -49,8 +49,11 @@ try:
 except ImportError:  # Python 3.10
     import sre_parse as _parser
 
-MAX_LAZY_STATES = 2000
-"""Most states of the automaton of one lazy terminal (each becomes a grammar rule)."""
+MAX_LAZY_STATES = 128
+"""Most states of the automaton of one lazy terminal. Each becomes a grammar rule,
+and xgrammar's compile time grows with them and the vocabulary (128 states: about
+a second against 32k tokens). ``X*?`` before a suffix of ``k`` characters takes
+``k`` states; ``X{m,n}?`` takes about ``(n - m) * k`` unless ``k`` is 1."""
 _MAX_NFA_STATES = 50_000
 
 _SINGLE = (_parser.LITERAL, _parser.NOT_LITERAL, _parser.ANY, _parser.IN)
@@ -94,6 +97,9 @@ def lazy_rules(tree: Node, prefix: str) -> tuple[str, dict[str, Node]]:
     Raises:
         ConstraintError: the automaton has more than ``MAX_LAZY_STATES`` states.
     """
+    direct = _before_one_character(tree)
+    if direct is not None:
+        return f"{prefix}0", {f"{prefix}0": direct}
     automaton = _Nfa()
     final = automaton.build(tree, automaton.start)
     states, moves = _determinized(automaton, final)
@@ -107,13 +113,78 @@ def lazy_rules(tree: Node, prefix: str) -> tuple[str, dict[str, Node]]:
     for state in inner:
         options: list[Node] = []
         for target, ranges in moves[state].items():
-            step = CharSet(merge_ranges(ranges))
+            step = _compact(merge_ranges(ranges))
             if target in accepting:
                 options.append(step)
             elif target in live:
                 options.append(Concatenation((step, Ref(names[target]))))
         rules[names[state]] = choice_of(options)
     return names[0], rules
+
+
+def _before_one_character(tree: Node) -> Node | None:
+    """``P X{m,n}? c`` (``c`` one character or class) as ``P X{m} (X - c){0,n-m} c``.
+
+    The repeat stops at the first ``c`` after its first ``m`` characters, so
+    the rest avoids ``c``: a repetition xgrammar handles natively, where the
+    automaton would need a state per count. None for other shapes.
+    """
+    items = list(tree.items) if isinstance(tree, Concatenation) else [tree]
+    if items and isinstance(items[-1], Text) and len(items[-1].value) > 1:
+        value = items[-1].value
+        items[-1:] = [Text(value[:-1]), Text(value[-1])]
+    if len(items) < 2:
+        return None
+    *head, repeat, last = items
+    if not isinstance(repeat, Repeat) or repeat.low == repeat.high:
+        return None
+    each, stop = _character_ranges(repeat.item), _character_ranges(last)
+    if each is None or stop is None or not all(_fixed(item) for item in head):
+        return None
+    rest = CharSet(_without(each, stop))
+    more = None if repeat.high is None else repeat.high - repeat.low
+    body = [*head, Repeat(repeat.item, repeat.low, repeat.low), Repeat(rest, 0, more), last]
+    return Concatenation(tuple(item for item in body if item != Text("")))
+
+
+def _character_ranges(node: Node) -> tuple[tuple[int, int], ...] | None:
+    """The characters ``node`` matches if it always matches exactly one, else None."""
+    if isinstance(node, Text):
+        return ((ord(node.value), ord(node.value)),) if len(node.value) == 1 else None
+    if isinstance(node, CharSet):
+        return _positive(node)
+    if isinstance(node, Choice):
+        options = [_character_ranges(option) for option in node.options]
+        if any(option is None for option in options):
+            return None
+        return merge_ranges([span for option in options for span in option])
+    return None
+
+
+def _fixed(node: Node) -> bool:
+    if isinstance(node, Repeat):
+        return node.low == node.high and _fixed(node.item)
+    if isinstance(node, Concatenation):
+        return all(_fixed(item) for item in node.items)
+    return isinstance(node, Text) or _character_ranges(node) is not None
+
+
+def _without(
+    ranges: tuple[tuple[int, int], ...], removed: tuple[tuple[int, int], ...]
+) -> tuple[tuple[int, int], ...]:
+    kept = []
+    for low, high in ranges:
+        for cut_low, cut_high in removed:
+            if cut_high < low or cut_low > high:
+                continue
+            if cut_low > low:
+                kept.append((low, cut_low - 1))
+            low = cut_high + 1
+            if low > high:
+                break
+        if low <= high:
+            kept.append((low, high))
+    return tuple(kept)
 
 
 # ---------------------------------------------------------------------------
@@ -248,6 +319,12 @@ class _Nfa:
         return frozenset(found)
 
 
+def _compact(ranges: tuple[tuple[int, int], ...]) -> CharSet:
+    """The set, written as its complement where that is shorter ("any character but <")."""
+    gaps = _positive(CharSet(ranges, negated=True))
+    return CharSet(gaps, negated=True) if len(gaps) < len(ranges) else CharSet(ranges)
+
+
 def _positive(node: CharSet) -> tuple[tuple[int, int], ...]:
     if not node.negated:
         return node.ranges
@@ -294,8 +371,10 @@ def _determinized(
             if state not in index:
                 if len(states) >= MAX_LAZY_STATES:
                     raise ConstraintError(
-                        f"lazy terminal too large: more than {MAX_LAZY_STATES} states "
-                        f"(limit MAX_LAZY_STATES = {MAX_LAZY_STATES})"
+                        f"lazy terminal too large: more than {MAX_LAZY_STATES} automaton states "
+                        f"(limit MAX_LAZY_STATES = {MAX_LAZY_STATES}); a bounded lazy repeat "
+                        "({m,n}?) before a suffix of several characters needs a state per count "
+                        "and suffix character: use *? or a smaller bound"
                     )
                 index[state] = len(states)
                 states.append(state)

@@ -36,6 +36,7 @@ except ImportError:  # Python 3.10
     import sre_parse as _parser
 
 OPTIONAL_PREFIX = "nullable__"
+_NOTHING = "(?!)x"  # for a terminal that matches only the empty string: never matches
 
 _CATEGORIES = {
     _sre.CATEGORY_DIGIT: r"\d",
@@ -57,6 +58,18 @@ _ANCHORS = {
 _FLAG_LETTERS = (("i", re.IGNORECASE), ("m", re.MULTILINE), ("s", re.DOTALL))
 _SINGLE = (_parser.LITERAL, _parser.NOT_LITERAL, _parser.ANY, _parser.IN)
 _ZERO_WIDTH = (_parser.AT, _parser.ASSERT, _parser.ASSERT_NOT)
+
+
+class UnwritableTerminal(ConstraintError):
+    """A terminal that can match the empty string uses a construct ``nonempty_regex``
+    cannot write back (the translation refuses those constructs too)."""
+
+    def __init__(self, name: str, construct: str) -> None:
+        super().__init__(
+            f"terminal {name} can match the empty string and uses {construct}, which is "
+            "not supported"
+        )
+        self.name = name
 
 
 class CharacterLark(lark.Lark):
@@ -92,20 +105,11 @@ def _with_optional(rule: Rule, optional: dict[str, NonTerminal]) -> Rule:
 
 
 def _nonempty_or_refuse(terminal: TerminalDef) -> str:
-    regex = terminal.pattern.to_regexp()
     try:
-        found = nonempty_regex(regex)
+        found = nonempty_regex(terminal.pattern.to_regexp())
     except ValueError as err:
-        raise ConstraintError(
-            f"terminal {terminal.name} can match the empty string and uses {err}, which is "
-            "not supported there"
-        ) from None
-    if found is None:
-        raise ConstraintError(
-            f"terminal {terminal.name} matches only the empty string; write () in the rules "
-            "that use it"
-        )
-    return found
+        raise UnwritableTerminal(terminal.name, str(err)) from None
+    return _NOTHING if found is None else found
 
 
 # ---------------------------------------------------------------------------
