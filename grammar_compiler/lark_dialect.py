@@ -36,9 +36,9 @@ refused, recognised where Lark's parser stops (``relocated``): ``%regex``,
 ``[max_tokens=...]``) and the ``&`` operator. ``#`` comments are Lark's
 already.
 
-The rewritten text keeps every line of the original where it was
-(replacements keep line breaks; the generated definitions follow the last
-line), and ``relocated`` maps a location in it back to the user's text.
+The rewritten text records where each piece of it came from (the
+generated definitions follow the last line), and ``relocated`` maps a
+location in it back to the user's text.
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ class _Reader:
         self.embedded[name] = constraint
         self.embedded_at[name] = start
         self.atom = len(self.pieces)
-        self.emit(name + "\n" * self.text.count("\n", start, end), start)
+        self.emit(name, start)  # on one line, so what follows the schema stays in the rule
         self.position = end
 
     def json_object(self, after: int, directive: str) -> tuple[object, int]:

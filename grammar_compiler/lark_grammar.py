@@ -478,7 +478,11 @@ class _Translation:
 
     def symbol(self, symbol: lark.grammar.Symbol) -> Node:
         if not symbol.is_term:
-            return Ref(_rule_name(symbol.name))
+            rule = Ref(_rule_name(symbol.name))
+            if symbol.name in self.dialect.embedded and self.ignored:
+                # Lark skips ignored text before the JSON's first token, as before any token.
+                return Sequence((Ref(self.IGNORED), rule))
+            return rule
         body = self.terminal(symbol.name)
         if not self.ignored:
             return Ref(body)
