@@ -55,7 +55,7 @@ def renamed(ebnf: str, prefix: str) -> str:
     position = 0
     while position < len(ebnf):
         char = ebnf[position]
-        if char in "\"[":
+        if char in '"[':
             end = _literal_end(ebnf, position)
             out.append(ebnf[position:end])
             position = end

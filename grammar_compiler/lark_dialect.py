@@ -290,7 +290,8 @@ class _Reader:
         try:
             value, end = json.JSONDecoder().raw_decode(self.text, start)
         except json.JSONDecodeError as err:
-            raise self.error(f"{directive} must be followed by a JSON object: {err.msg}", err.pos)
+            message = f"{directive} must be followed by a JSON object: {err.msg}"
+            raise self.error(message, err.pos) from None
         if not isinstance(value, dict):
             raise self.error(f"{directive} must be followed by a JSON object", start)
         return value, end
@@ -404,8 +405,17 @@ def _free_prefix(text: str) -> str:
     return prefix
 
 
-_JSON_RULES = ("json_value", "json_object", "json_members", "json_member", "json_array",
-               "json_items", "json_item", "json_space")
+_JSON_RULES = (
+    "json_value",
+    "json_scalar",
+    "json_object",
+    "json_members",
+    "json_member",
+    "json_array",
+    "json_items",
+    "json_item",
+    "json_space",
+)
 
 
 def _json_rule_names(prefix: str) -> list[str]:
@@ -417,7 +427,8 @@ def _json_grammar(prefix: str) -> str:
     return _GENERIC_JSON.replace("p_", prefix).replace("P_", prefix.upper())
 
 
-_GENERIC_JSON = r"""p_json_value: p_json_object | p_json_array | P_JSON_STRING | P_JSON_NUMBER | "true" | "false" | "null"
+_GENERIC_JSON = r"""p_json_value: p_json_object | p_json_array | p_json_scalar
+p_json_scalar: P_JSON_STRING | P_JSON_NUMBER | "true" | "false" | "null"
 p_json_object: "{" p_json_space "}" | "{" p_json_members "}"
 p_json_members: p_json_member | p_json_members "," p_json_member
 p_json_member: p_json_space P_JSON_STRING p_json_space ":" p_json_item

@@ -58,7 +58,7 @@ class _Walk:
     def reason(self) -> str:
         if not self.failures:
             return "no parse of the text satisfies the grammar"
-        (name, start, end), why = min(self.failures.items(), key=lambda item: item[0][1])
+        (_, start, end), why = min(self.failures.items(), key=lambda item: item[0][1])
         return f"the JSON at positions {start}-{end} does not match its schema: {why}"
 
     def passes(self, root: SymbolNode) -> bool:
@@ -80,10 +80,13 @@ class _Walk:
             elif not expanded:
                 self.decided[id(node)] = _DECIDING
                 stack.append((node, True))
-                stack.extend((child, False) for packed in node.children for child in packed.children)
+                stack.extend(
+                    (child, False) for packed in node.children for child in packed.children
+                )
             else:
                 self.decided[id(node)] = any(
-                    all(self.outcome(child) for child in packed.children) for packed in node.children
+                    all(self.outcome(child) for child in packed.children)
+                    for packed in node.children
                 )
         return self.outcome(root)
 

@@ -27,6 +27,7 @@ the shortest match is ``ab``).
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -37,10 +38,12 @@ from grammar_compiler.cfg_tree import (
     Node,
     Ref,
     Repeat,
-    Sequence as Concatenation,
     Text,
     choice_of,
     merge_ranges,
+)
+from grammar_compiler.cfg_tree import (
+    Sequence as Concatenation,
 )
 from grammar_compiler.errors import ConstraintError
 
@@ -343,10 +346,15 @@ def _determinized(
 ) -> tuple[list[frozenset[int]], list[dict[int, list[tuple[int, int]]]]]:
     """Subset construction with no moves out of accepting states (the shortest match)."""
     bounds = sorted(
-        {edge for moves in nfa.moves for ranges, _ in moves for low, high in ranges
-         for edge in (low, high + 1)}
+        {
+            edge
+            for moves in nfa.moves
+            for ranges, _ in moves
+            for low, high in ranges
+            for edge in (low, high + 1)
+        }
     )
-    pieces = [(low, high - 1) for low, high in zip(bounds, bounds[1:], strict=False)]
+    pieces = [(low, high - 1) for low, high in itertools.pairwise(bounds)]
     covered = [
         [
             (bisect.bisect_left(bounds, low), bisect.bisect_left(bounds, high + 1), target)

@@ -30,7 +30,8 @@ from lark.lexer import PatternRE, TerminalDef
 from grammar_compiler.errors import ConstraintError
 
 try:
-    from re import _constants as _sre, _parser
+    from re import _constants as _sre
+    from re import _parser
 except ImportError:  # Python 3.10
     import sre_constants as _sre
     import sre_parse as _parser
@@ -77,7 +78,7 @@ class CharacterLark(lark.Lark):
 
     original_patterns: dict[str, object]
 
-    def _build_parser(self):  # noqa: ANN202 - lark's own private hook
+    def _build_parser(self):
         self.original_patterns = {}
         optional: dict[str, NonTerminal] = {}
         for terminal in self.terminals:
@@ -224,8 +225,10 @@ def _written_item(op: object, av: object) -> str:
         return _ANCHORS[av]
     if op in (_parser.ASSERT, _parser.ASSERT_NOT):
         direction, items = av
-        kind = ("=" if op is _parser.ASSERT else "!") if direction > 0 else (
-            "<=" if op is _parser.ASSERT else "<!"
+        kind = (
+            ("=" if op is _parser.ASSERT else "!")
+            if direction > 0
+            else ("<=" if op is _parser.ASSERT else "<!")
         )
         return f"(?{kind}{_written(list(items))})"
     raise ValueError(_unwritable(op))

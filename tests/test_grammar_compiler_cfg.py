@@ -20,6 +20,7 @@ import pytest
 import xgrammar as xgr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_instances import Decoder
 
 from grammar_compiler import ConstraintError, compile_grammar
 from grammar_compiler.bnf import read_bnf
@@ -43,7 +44,6 @@ from grammar_compiler.cfg_tree import (
 from grammar_compiler.gbnf import read_gbnf
 from grammar_compiler.lark_dialect import read_dialect
 from grammar_compiler.lark_grammar import MAX_EXPANDED_SYMBOLS, MAX_SEQUENCE, read_lark
-from json_instances import Decoder
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 _XGRAMMAR = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
@@ -553,7 +553,9 @@ _CITY = '{"type": "object", "properties": {"city": {"type": "string"}}, "require
         pytest.param(
             'start: (x "," ){2,} x\nx: "a"', ["a,a,a", "a,a,a,a"], ["a,a"], id="group-open-count"
         ),
-        pytest.param('start: D\nD: /[0-9]/{2,3}', ["12", "123"], ["1", "1234"], id="terminal-count"),
+        pytest.param(
+            "start: D\nD: /[0-9]/{2,3}", ["12", "123"], ["1", "1234"], id="terminal-count"
+        ),
         pytest.param('start: "a" ("" | "b")', ["a", "ab"], ["b"], id="empty-string"),
         pytest.param('start: EMPTY "a"\nEMPTY: ""', ["a"], [" a"], id="empty-terminal"),
         pytest.param('start: A\nA: "x" ("" | "y")', ["x", "xy"], ["y"], id="empty-in-terminal"),
@@ -573,7 +575,7 @@ _CITY = '{"type": "object", "properties": {"city": {"type": "string"}}, "require
             id="lazy",
         ),
         pytest.param(
-            'start: BLOCK+\nBLOCK: /\\/\\*(.|\\n)*?\\*\\//',
+            "start: BLOCK+\nBLOCK: /\\/\\*(.|\\n)*?\\*\\//",
             ["/**/", "/* a *//**/", "/* * / */"],
             ["/* */ */", "/*/"],
             id="lazy-repeated",
@@ -728,8 +730,13 @@ LARK_ERRORS = [
     ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"', "allow_invalid_utf8", 1, 1),
     ('%llguidance {"lenient": true}\nstart: "a"', "option 'lenient' is not supported", 1, 1),
     ('start: "a" @json', "references to other grammars", 1, 12),
-    ('start: gen\ngen[lazy]: /.*/', "rule options", 2, 4),
-    ('start: %json {"type": "object"}\n  | "x" missing', "Rule 'missing' used but not defined", 2, 9),
+    ("start: gen\ngen[lazy]: /.*/", "rule options", 2, 4),
+    (
+        'start: %json {"type": "object"}\n  | "x" missing',
+        "Rule 'missing' used but not defined",
+        2,
+        9,
+    ),
     ('start: %json {\n  "type": "object"\n} "x" missing', "used but not defined", 3, 7),
 ]
 
