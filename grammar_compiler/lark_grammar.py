@@ -1,7 +1,11 @@
 r"""Lark grammars (as vLLM and mistral.rs users write them) compiled for xgrammar.
 
-The ``lark`` library reads the grammar: its Earley parser over the user's
-text is the judge, and the rules and terminals it compiles (EBNF operators,
+mistral.rs reads Lark with llguidance, so its users write llguidance's
+dialect: ``lark_dialect`` first rewrites that into plain Lark (``%json``
+schemas, special tokens, ``expr{m,n}`` counts, ``""``, dashed names,
+``%llguidance`` options) and records what Lark cannot hold. Then the
+``lark`` library reads the grammar: its Earley parser over the user's text is
+the judge, and the rules and terminals it compiles (EBNF operators,
 templates, ``%import`` and ``%override`` already expanded) are translated into
 the grammar tree that becomes xgrammar EBNF. Before that, lark's own grammar
 parser is run alone, to find mistakes with their line and column, to refuse
@@ -11,6 +15,7 @@ anything (``lark_size``): lark multiplies out inline alternatives, so
 ``("a"|"b") ("c"|"d")`` is four alternatives, and its grammar analysis is
 cubic in the length of an alternative, so ``MAX_ALTERNATIVES``,
 ``MAX_SEQUENCE`` and ``MAX_EXPANDED_SYMBOLS`` are checked on the expansion.
+Errors are located in the user's text (``Dialect.relocated``).
 
 Meaning. xgrammar has no lexer, so a Lark grammar is read as a grammar over
 characters:
@@ -20,12 +25,13 @@ characters:
   priorities, aliases, ``?``/``!``/``_`` prefixes only shape Lark's parse tree
   and are ignored.
 * ``%ignore`` terminals may occur any number of times before every terminal
-  and after the last one, which is where Lark's dynamic lexer skips them:
-  each terminal ``T`` becomes ``ignored T`` and the start rule
-  ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark skips the
-  longest ignored token; where the next token could extend an ignored one
-  (``/#[^\n]*/`` before a name), a grammar would let it end earlier, so that
-  is rejected (``token_edges``). ``x+`` may follow itself (``%ignore WS``).
+  (and inline JSON value) and after the last one, which is where Lark's
+  dynamic lexer skips them: each terminal ``T`` becomes ``ignored T`` and the
+  start rule ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark
+  skips the longest ignored token; where the next token could extend an
+  ignored one (``/#[^\n]*/`` before a name), a grammar would let it end
+  earlier, so that is rejected (``token_edges``). ``x+`` may follow itself
+  (``%ignore WS``).
 * Regexes are Python regexes read with ``re.ASCII`` (``\d`` is ``[0-9]``,
   ``\w`` is ``[A-Za-z0-9_]``), as the regex endpoint reads them; the judge
   parses with the same flag (``g_regex_flags``), so both agree. They go
@@ -33,19 +39,29 @@ characters:
   located at the terminal. Strings with the ``i`` flag match every ASCII case
   variant (``"select"i``), exactly what Python's ``re.ASCII | re.IGNORECASE``
   matches.
-* Lark's lexer takes the shortest match of a lazy quantifier, which a grammar
-  cannot express, so lazy quantifiers are rejected, except in lark's
-  ``common.ESCAPED_STRING`` and ``common.C_COMMENT``, which are replaced by
-  exact equivalents. Anchors are rejected: inside a text ``^`` and ``$`` hold
-  only at its ends, which a terminal cannot know.
+* A terminal that can match the empty string (``/(.|\n)*/``, common in
+  llguidance grammars) means "nothing or a non-empty match"; Lark refuses
+  such terminals, so the judge gets them in that form (``nullable_terminals``).
+* A lazy quantifier makes the terminal end at the first place it can, as
+  llguidance's lexer and Lark's (``re``) both read ``P X*? S``: that is
+  translated exactly, as the automaton of the shortest match
+  (``lazy_terminal``); other uses are refused. lark's ``common.ESCAPED_STRING``
+  (lookbehind) and ``common.C_COMMENT`` are replaced by exact equivalents
+  written without them. Anchors are rejected:
+  inside a text ``^`` and ``$`` hold only at its ends, which a terminal cannot
+  know.
+* A special token (``<think>``) is written as a rule the decoder narrows to
+  that token (``special_tokens``); its text is what the judge sees.
+* An inline JSON schema is the schema's own grammar, embedded verbatim
+  (``embedded_ebnf``), judged by ``lark_json_judge``.
 
 Rejected by name: regex flags ``i``, ``u``, ``l``; ``%declare`` (a terminal
-with no pattern); ``%import`` of anything but ``common``; terminals that
-match the empty string (lark's own refusal). The judge uses
-lark's ``dynamic_complete`` lexer, which tries every length of every terminal
-match, so it agrees with the character-level reading for ordinary terminals;
-a regex whose alternatives are prefixes of later ones (``/a|ab/``) is the
-known exception: Lark never lexes ``ab`` with it, xgrammar does.
+with no pattern); ``%import`` of anything but ``common``; the llguidance
+extensions ``lark_dialect`` names. The judge uses lark's
+``dynamic_complete`` lexer, which tries every length of every terminal match,
+so it agrees with the character-level reading for ordinary terminals; a regex
+whose alternatives are prefixes of later ones (``/a|ab/``) is the known
+exception: Lark never lexes ``ab`` with it, xgrammar does.
 """
 
 from __future__ import annotations
@@ -110,7 +126,7 @@ MAX_EXPANDED_SYMBOLS = 20_000
 """Most symbols in all alternatives of all rules once lark expands them."""
 _REJECTED_REGEX_FLAGS = {"i": "case-insensitive", "u": "unicode", "l": "locale"}
 
-# Lark's common terminals whose regexes rely on laziness or lookbehind, keyed
+# Lark's common terminals whose regexes rely on lookbehind (and laziness), keyed
 # by the regex lark builds for them, with regexes that match the same tokens.
 _EQUIVALENTS = {
     # A string ends at the first quote not escaped by an odd run of backslashes.
