@@ -76,6 +76,9 @@ _REFUSED = (
     (re.compile(r"\["), "rule options ([lazy], [stop=...], [max_tokens=...], [capture])"),
     (re.compile(r"&"), "regex intersections (&)"),
 )
+MAX_INLINE_SCHEMAS = 32
+"""Most ``%json`` schemas in one grammar: each is compiled on its own and embedded
+whole (a few kilobytes of EBNF each), and tool grammars need one per tool."""
 _ACCEPTED_OPTIONS = {
     "no_forcing": None,  # any value: llguidance's tokenization of forced text, not the language
     "allow_invalid_utf8": False,
@@ -106,23 +109,23 @@ class Dialect:
     _starts: list[int] = field(default_factory=list)
     _pieces: list[_Piece] = field(default_factory=list)
 
-    def source_offset(self, offset: int) -> int:
-        """Where the character at ``offset`` of ``lark_text`` came from in the original."""
+    def source_offset(self, offset: int) -> tuple[int, bool]:
+        """Where the character at ``offset`` of ``lark_text`` came from in the original,
+        and whether it was copied from there as it is."""
         index = max(bisect.bisect_right(self._starts, offset) - 1, 0)
         piece = self._pieces[index]
         if piece.verbatim:
-            return min(piece.source + offset - self._starts[index], len(self.original))
-        return piece.source
+            return min(piece.source + offset - self._starts[index], len(self.original)), True
+        return piece.source, False
 
     def relocated(self, error: ConstraintError) -> ConstraintError:
         """``error`` located in the original text, naming a refused extension found there."""
         if error.line is None:
             return error
-        offset = _offset(self.lark_text, error.line, error.column or 1)
-        line, column = _line_column(self.original, self.source_offset(offset))
-        rest = self.original[_offset(self.original, line, column) :]
-        for pattern, feature in _REFUSED:
-            if pattern.match(rest):
+        source, copied = self.source_offset(_offset(self.lark_text, error.line, error.column or 1))
+        line, column = _line_column(self.original, source)
+        for pattern, feature in _REFUSED if copied else ():
+            if pattern.match(self.original, source):
                 return ConstraintError(
                     f"{feature} are not supported (an llguidance extension)",
                     line=line,
@@ -272,6 +275,12 @@ class _Reader:
     def json_schema(self) -> None:
         start = self.position
         self.in_rule("an inline JSON schema (%json)")
+        if len(self.embedded) == MAX_INLINE_SCHEMAS:
+            raise self.error(
+                f"too many inline JSON schemas (limit MAX_INLINE_SCHEMAS = {MAX_INLINE_SCHEMAS}); "
+                "join them with anyOf in one %json",
+                start,
+            )
         schema, end = self.json_object(start + len("%json"), "%json")
         try:
             constraint = compile_json_schema(schema)

@@ -37,6 +37,10 @@ except ImportError:  # Python 3.10
     import sre_parse as _parser
 
 OPTIONAL_PREFIX = "nullable__"
+MAX_NONEMPTY_ITEMS = 20_000
+"""Most regex items the non-empty version of one terminal may hold. It repeats
+the rest of a sequence after each item that may be empty (``a?b?c?...`` grows
+quadratically), so long runs of optional items are refused."""
 _NOTHING = "(?!)x"  # for a terminal that matches only the empty string: never matches
 
 _CATEGORIES = {
@@ -62,14 +66,12 @@ _ZERO_WIDTH = (_parser.AT, _parser.ASSERT, _parser.ASSERT_NOT)
 
 
 class UnwritableTerminal(ConstraintError):
-    """A terminal that can match the empty string uses a construct ``nonempty_regex``
-    cannot write back (the translation refuses those constructs too)."""
+    """A terminal that can match the empty string, whose non-empty part
+    ``nonempty_regex`` cannot write (a construct the translation refuses too, or
+    a regex too large)."""
 
-    def __init__(self, name: str, construct: str) -> None:
-        super().__init__(
-            f"terminal {name} can match the empty string and uses {construct}, which is "
-            "not supported"
-        )
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"terminal {name} can match the empty string and {reason}")
         self.name = name
 
 
@@ -108,9 +110,20 @@ def _with_optional(rule: Rule, optional: dict[str, NonTerminal]) -> Rule:
 def _nonempty_or_refuse(terminal: TerminalDef) -> str:
     try:
         found = nonempty_regex(terminal.pattern.to_regexp())
+    except _TooLarge:
+        raise UnwritableTerminal(
+            terminal.name,
+            f"has too many optional parts to be checked that way (limit MAX_NONEMPTY_ITEMS = "
+            f"{MAX_NONEMPTY_ITEMS}); make the terminal match at least one character and "
+            "mark its uses optional",
+        ) from None
     except ValueError as err:
-        raise UnwritableTerminal(terminal.name, str(err)) from None
+        raise UnwritableTerminal(terminal.name, f"uses {err}, which is not supported") from None
     return _NOTHING if found is None else found
+
+
+class _TooLarge(ValueError):
+    pass
 
 
 # ---------------------------------------------------------------------------
@@ -125,7 +138,7 @@ def nonempty_regex(regex: str) -> str | None:
     conditionals, atomic groups, possessive quantifiers).
     """
     tree = _parser.parse(regex, re.ASCII)
-    options = _nonempty(list(tree))
+    options = _Rewriter().nonempty(list(tree))
     if not options:
         return None
     flags = "".join(letter for letter, flag in _FLAG_LETTERS if tree.state.flags & flag)
@@ -149,44 +162,55 @@ def _nullable_item(op: object, av: object) -> bool:
     return True  # anchors and lookarounds take no text
 
 
-def _nonempty(items: list) -> list[list]:
-    """Sequences whose matches together are the non-empty matches of ``items``.
+class _Rewriter:
+    """Builds the non-empty sequences, counting the items it writes (``MAX_NONEMPTY_ITEMS``)."""
 
-    A match is non-empty from its first item that takes text: the items
-    before it take none (zero-width assertions among them are kept).
-    """
-    options: list[list] = []
-    for index, (op, av) in enumerate(items):
-        before = [item for item in items[:index] if item[0] in _ZERO_WIDTH]
-        options += [before + part + list(items[index + 1 :]) for part in _nonempty_item(op, av)]
-        if not _nullable_item(op, av):
-            break
-    return options
+    def __init__(self) -> None:
+        self.items = 0
 
+    def nonempty(self, items: list) -> list[list]:
+        """Sequences whose matches together are the non-empty matches of ``items``.
 
-def _nonempty_item(op: object, av: object) -> list[list]:
-    if op in _SINGLE:
-        return [[(op, av)]]
-    if op is _parser.BRANCH:
-        options = [option for branch in av[1] for option in _nonempty(list(branch))]
-        return [[(_parser.BRANCH, (None, options))]] if options else []
-    if op is _parser.SUBPATTERN:
-        group, add_flags, del_flags, items = av
-        options = _nonempty(list(items))
-        branch = [(_parser.BRANCH, (None, options))]
-        return [[(_parser.SUBPATTERN, (group, add_flags, del_flags, branch))]] if options else []
-    if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
-        low, high, items = av
-        items = list(items)
-        if high == 0:
+        A match is non-empty from its first item that takes text: the items
+        before it take none (zero-width assertions among them are kept).
+        """
+        options: list[list] = []
+        for index, (op, av) in enumerate(items):
+            before = [item for item in items[:index] if item[0] in _ZERO_WIDTH]
+            for part in self.nonempty_item(op, av):
+                options.append(before + part + list(items[index + 1 :]))
+                self.items += len(options[-1])
+                if self.items > MAX_NONEMPTY_ITEMS:
+                    raise _TooLarge
+            if not _nullable_item(op, av):
+                break
+        return options
+
+    def nonempty_item(self, op: object, av: object) -> list[list]:
+        if op in _SINGLE:
+            return [[(op, av)]]
+        if op is _parser.BRANCH:
+            options = [option for branch in av[1] for option in self.nonempty(list(branch))]
+            return [[(_parser.BRANCH, (None, options))]] if options else []
+        if op is _parser.SUBPATTERN:
+            group, add_flags, del_flags, items = av
+            options = self.nonempty(list(items))
+            branch = [(_parser.BRANCH, (None, options))]
+            return (
+                [[(_parser.SUBPATTERN, (group, add_flags, del_flags, branch))]] if options else []
+            )
+        if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+            low, high, items = av
+            items = list(items)
+            if high == 0:
+                return []
+            if not _nullable(items):
+                return [[(op, (max(low, 1), high, items))]]
+            inner = self.nonempty(items)  # X{m,n} with X nullable: 0 to n non-empty X
+            return [[(op, (1, high, [(_parser.BRANCH, (None, inner))]))]] if inner else []
+        if op in _ZERO_WIDTH:
             return []
-        if not _nullable(items):
-            return [[(op, (max(low, 1), high, items))]]
-        inner = _nonempty(items)  # X{m,n} with X nullable: 0 to n non-empty X
-        return [[(op, (1, high, [(_parser.BRANCH, (None, inner))]))]] if inner else []
-    if op in _ZERO_WIDTH:
-        return []
-    raise ValueError(_unwritable(op))
+        raise ValueError(_unwritable(op))
 
 
 def _unwritable(op: object) -> str:

@@ -730,6 +730,9 @@ LARK_ERRORS = [
     ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"', "allow_invalid_utf8", 1, 1),
     ('%llguidance {"lenient": true}\nstart: "a"', "option 'lenient' is not supported", 1, 1),
     ('start: "a" @json', "references to other grammars", 1, 12),
+    ("start: " + "%json {} " * 33, "too many inline JSON schemas", 1, 8 + 32 * 9),
+    ("start: A\nA: /" + "a?" * 200 + "/", "too many optional parts", 2, 1),
+    ("start: " + " ".join(f"<t{i}>" for i in range(600)), "too many rules and terminals", 1, 3391),
     ("start: gen\ngen[lazy]: /.*/", "rule options", 2, 4),
     (
         'start: %json {"type": "object"}\n  | "x" missing',
