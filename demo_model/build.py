@@ -37,13 +37,17 @@ from demo_model.corpus import CORPUS_VERSION, build_corpus
 BOS_TOKEN = "<s>"
 EOS_TOKEN = "</s>"
 PAD_TOKEN = "<pad>"
-# Registered first, so their ids are 0, 1, 2 in this order.
-SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN)
+# Tokens that grammars written for reasoning and tool-calling models name
+# (llguidance's ``<think>``, Llama 3.1's ``<|python_tag|>``), so the served
+# demo model can show special tokens being forced; never seen in training.
+GRAMMAR_TOKENS = ("<think>", "</think>", "<|python_tag|>")
+# Registered first, so their ids are 0, 1, 2, ... in this order.
+SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN, *GRAMMAR_TOKENS)
 
 BUILD_INFO_FILE = "build_info.json"
 # Bump when the training code changes in a way that changes the weights, so that
 # cached builds are redone (the corpus has its own CORPUS_VERSION).
-TRAINING_VERSION = 2
+TRAINING_VERSION = 3
 # Float reductions can depend on how work is split across threads, so training
 # always uses the same count regardless of the machine's core count.
 TRAIN_THREADS = 2
@@ -282,6 +286,7 @@ def wrap_tokenizer(backend: Tokenizer, max_length: int) -> PreTrainedTokenizerFa
         bos_token=BOS_TOKEN,
         eos_token=EOS_TOKEN,
         pad_token=PAD_TOKEN,
+        extra_special_tokens=list(GRAMMAR_TOKENS),
         add_bos_token=False,
         add_eos_token=False,
         clean_up_tokenization_spaces=False,

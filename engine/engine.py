@@ -686,6 +686,7 @@ class Engine:
                 prompt=prompt,
                 request_done=final and state.unfinished_choices == 0,
                 prompt_tokens=len(active.request.prompt_ids),
+                shows_special_tokens=active.matcher is not None,
             ),
         )
 

@@ -4,6 +4,11 @@ Compilation of a large schema can take hundreds of milliseconds; it runs on
 a worker thread so the engine keeps decoding other requests while one waits
 for its grammar. Identical constraints share one compiled grammar (and one
 in-flight compilation) and the hit/miss counts are kept for metrics.
+
+Special tokens a grammar names (llguidance's ``<think>``) are resolved here,
+against the served tokenizer's added tokens
+(``grammar_compiler.special_tokens``); a token it does not have fails the
+compile, which reaches the client as a 400 naming the token.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import xgrammar as xgr
 
 from engine.metrics import EngineMetrics
 from engine.params import Constraint, ConstraintType
+from grammar_compiler.special_tokens import RULE_PREFIX, resolve_special_tokens
 
 # Nice value of the compile thread (Linux: per thread), 0 = normal, 19 = lowest.
 COMPILE_NICE = 10
@@ -31,11 +38,14 @@ class GrammarCache:
         self,
         tokenizer_info: xgr.TokenizerInfo,
         *,
+        special_tokens: Mapping[str, int] | None = None,
         max_entries: int = 512,
         compile_nice: int = COMPILE_NICE,
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._tokenizer_info = tokenizer_info
+        self._special_tokens = dict(special_tokens or {})
+        """Ids of the tokenizer's added tokens (the ones it never splits), by their text."""
         self._compile_nice = compile_nice
         self._compiler: xgr.GrammarCompiler | None = None
         self._executor = ThreadPoolExecutor(
@@ -99,7 +109,11 @@ class GrammarCache:
         if constraint.type is ConstraintType.REGEX:
             return self._compiler.compile_regex(constraint.value)
         if constraint.type is ConstraintType.EBNF:
-            return self._compiler.compile_grammar(constraint.value)
+            ebnf = constraint.value
+            if RULE_PREFIX in ebnf:
+                vocab_size = self._tokenizer_info.vocab_size
+                ebnf = resolve_special_tokens(ebnf, self._special_tokens, vocab_size)
+            return self._compiler.compile_grammar(ebnf)
         if constraint.type is ConstraintType.JSON_SCHEMA:
             return self._compiler.compile_json_schema(constraint.value, any_whitespace=False)
         raise ValueError(f"constraint type {constraint.type.value!r} has no grammar")

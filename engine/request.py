@@ -98,6 +98,10 @@ class StepOutput:
     """The request's last output: every choice has finished."""
     prompt_tokens: int = 0
     """Prompt length as the model saw it (after any truncation)."""
+    shows_special_tokens: bool = False
+    """Decode special tokens into the text too. Set for constrained requests: their
+    text must be exactly the text of the tokens the grammar accepted, and a grammar
+    may name a special token (``<think>``), whose text xgrammar also matches as text."""
 
     @property
     def is_final(self) -> bool:

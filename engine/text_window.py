@@ -73,10 +73,17 @@ class TextWindow:
 
 
 def decode_window(
-    tokenizer: PreTrainedTokenizerBase, window_ids: Sequence[int], prefix_len: int
+    tokenizer: PreTrainedTokenizerBase,
+    window_ids: Sequence[int],
+    prefix_len: int,
+    *,
+    skip_special_tokens: bool = True,
 ) -> str:
     """The new text of a window: ``decode(window)`` minus ``decode(window[:prefix_len])``."""
-    options = {"skip_special_tokens": True, "clean_up_tokenization_spaces": False}
+    options = {
+        "skip_special_tokens": skip_special_tokens,
+        "clean_up_tokenization_spaces": False,
+    }
     full = tokenizer.decode(list(window_ids), **options)
     if prefix_len == 0:
         return full

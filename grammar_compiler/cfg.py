@@ -8,8 +8,9 @@ defines something (blank lines and comment lines carry no signature):
 
 * ``<name> ::=`` — the BNF dialect of the ``/v1/completion/cfg`` document;
 * ``name ::=`` — GBNF (a missing ``root`` rule is then reported as such);
-* ``name:``, ``NAME:``, ``?name:``, ``name.2:`` or a ``%import``/``%ignore``
-  statement — Lark.
+* ``name:``, ``NAME:``, ``?name:``, ``name.2:``, ``tool-call:`` or a
+  ``%import``/``%ignore``/``%llguidance`` statement — Lark (llguidance's
+  dialect included).
 
 If no line has a signature, the formats are tried in the order bnf, gbnf,
 lark; the first that compiles wins, and if none does, the error reported is
@@ -37,8 +38,8 @@ AUTO_ORDER = ("bnf", "gbnf", "lark")
 _SIGNATURES = (
     ("bnf", re.compile(r"\s*<[^<>\r\n]+>\s*::=")),
     ("gbnf", re.compile(r"\s*[A-Za-z_][A-Za-z0-9_-]*\s*::=")),
-    ("lark", re.compile(r"\s*%(?:import|ignore|declare|override|extend)\b")),
-    ("lark", re.compile(r"\s*[?!]?\w+(?:\{[^}]*\})?(?:\.-?\d+)?\s*:(?!:)")),
+    ("lark", re.compile(r"\s*%(?:import|ignore|declare|override|extend|llguidance)\b")),
+    ("lark", re.compile(r"\s*[?!]?\w+(?:-\w+)*(?:\{[^}]*\})?(?:\.-?\d+)?\s*:(?!:)")),
 )
 
 

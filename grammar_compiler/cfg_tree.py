@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.shortest import (
@@ -91,11 +91,32 @@ Node = Text | CharSet | Ref | Sequence | Choice | Repeat
 
 
 @dataclass(frozen=True)
+class Verbatim:
+    """EBNF written outside the tree, which a rule of the tree stands for.
+
+    ``ebnf`` defines ``root`` and whatever it needs; every name it defines
+    contains a ``.``, which the EBNF writer never gives a rule, so nothing
+    clashes. A Lark grammar embeds a JSON schema's grammar this way
+    (``%json``) and names special tokens (``special_tokens``).
+    """
+
+    root: str
+    ebnf: str
+
+
+@dataclass(frozen=True)
 class Grammar:
-    """Rules by name (every referenced name is defined) and the rule a text must match."""
+    """Rules by name (every referenced name is defined) and the rule a text must match.
+
+    A rule named in ``verbatim`` is written to EBNF as that verbatim EBNF;
+    its body in ``rules`` is a stand-in with the same texts where the tree
+    can say so (a special token's text), which every analysis of the tree
+    (sizes, productivity) reads instead.
+    """
 
     rules: Mapping[str, Node]
     start: str
+    verbatim: Mapping[str, Verbatim] = field(default_factory=dict)
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:

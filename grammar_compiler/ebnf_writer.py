@@ -14,6 +14,9 @@ What the output relies on, probed on xgrammar 0.2.8:
   ``[]`` matches nothing and ``[^]`` any character, newline included.
 * ``{m}``, ``{m,}`` and ``{m,n}`` repeat; ``""`` is the empty string.
 * Left recursion and unused rules are accepted (xgrammar parses with Earley).
+
+A rule with ``Verbatim`` EBNF (``Grammar.verbatim``) is written as a
+reference to its ``root``, and the verbatim text is appended once.
 """
 
 from __future__ import annotations
@@ -41,8 +44,20 @@ def write_ebnf(grammar: Grammar) -> str:
     names = _rule_names(order)
     writer = _Writer(names)
     lines = [f"{ROOT} ::= {names[grammar.start]}"]
-    lines += [f"{names[name]} ::= {writer.choice(grammar.rules[name])}" for name in order]
-    return "\n".join(lines) + "\n"
+    appended: dict[str, None] = {}
+    for name in order:
+        verbatim = grammar.verbatim.get(name)
+        if verbatim is None:
+            lines.append(f"{names[name]} ::= {writer.choice(grammar.rules[name])}")
+        else:
+            lines.append(f"{names[name]} ::= {verbatim.root}")
+            appended[verbatim.ebnf.rstrip("\n")] = None
+    return "\n".join([*lines, *appended]) + "\n"
+
+
+def ebnf_string(value: str) -> str:
+    """``value`` as an xgrammar string literal (for text that must contain no NUL)."""
+    return _string(value)
 
 
 def _rule_names(order: list[str]) -> dict[str, str]:

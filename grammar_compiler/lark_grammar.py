@@ -1,7 +1,11 @@
 r"""Lark grammars (as vLLM and mistral.rs users write them) compiled for xgrammar.
 
-The ``lark`` library reads the grammar: its Earley parser over the user's
-text is the judge, and the rules and terminals it compiles (EBNF operators,
+mistral.rs reads Lark with llguidance, so its users write llguidance's
+dialect: ``lark_dialect`` first rewrites that into plain Lark (``%json``
+schemas, special tokens, ``expr{m,n}`` counts, ``""``, dashed names,
+``%llguidance`` options) and records what Lark cannot hold. Then the
+``lark`` library reads the grammar: its Earley parser over the user's text is
+the judge, and the rules and terminals it compiles (EBNF operators,
 templates, ``%import`` and ``%override`` already expanded) are translated into
 the grammar tree that becomes xgrammar EBNF. Before that, lark's own grammar
 parser is run alone, to find mistakes with their line and column, to refuse
@@ -11,6 +15,7 @@ anything (``lark_size``): lark multiplies out inline alternatives, so
 ``("a"|"b") ("c"|"d")`` is four alternatives, and its grammar analysis is
 cubic in the length of an alternative, so ``MAX_ALTERNATIVES``,
 ``MAX_SEQUENCE`` and ``MAX_EXPANDED_SYMBOLS`` are checked on the expansion.
+Errors are located in the user's text (``Dialect.relocated``).
 
 Meaning. xgrammar has no lexer, so a Lark grammar is read as a grammar over
 characters:
@@ -20,12 +25,13 @@ characters:
   priorities, aliases, ``?``/``!``/``_`` prefixes only shape Lark's parse tree
   and are ignored.
 * ``%ignore`` terminals may occur any number of times before every terminal
-  and after the last one, which is where Lark's dynamic lexer skips them:
-  each terminal ``T`` becomes ``ignored T`` and the start rule
-  ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark skips the
-  longest ignored token; where the next token could extend an ignored one
-  (``/#[^\n]*/`` before a name), a grammar would let it end earlier, so that
-  is rejected (``token_edges``). ``x+`` may follow itself (``%ignore WS``).
+  (and inline JSON value) and after the last one, which is where Lark's
+  dynamic lexer skips them: each terminal ``T`` becomes ``ignored T`` and the
+  start rule ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark
+  skips the longest ignored token; where the next token could extend an
+  ignored one (``/#[^\n]*/`` before a name), a grammar would let it end
+  earlier, so that is rejected (``token_edges``). ``x+`` may follow itself
+  (``%ignore WS``).
 * Regexes are Python regexes read with ``re.ASCII`` (``\d`` is ``[0-9]``,
   ``\w`` is ``[A-Za-z0-9_]``), as the regex endpoint reads them; the judge
   parses with the same flag (``g_regex_flags``), so both agree. They go
@@ -33,19 +39,29 @@ characters:
   located at the terminal. Strings with the ``i`` flag match every ASCII case
   variant (``"select"i``), exactly what Python's ``re.ASCII | re.IGNORECASE``
   matches.
-* Lark's lexer takes the shortest match of a lazy quantifier, which a grammar
-  cannot express, so lazy quantifiers are rejected, except in lark's
-  ``common.ESCAPED_STRING`` and ``common.C_COMMENT``, which are replaced by
-  exact equivalents. Anchors are rejected: inside a text ``^`` and ``$`` hold
-  only at its ends, which a terminal cannot know.
+* A terminal that can match the empty string (``/(.|\n)*/``, common in
+  llguidance grammars) means "nothing or a non-empty match"; Lark refuses
+  such terminals, so the judge gets them in that form (``nullable_terminals``).
+* A lazy quantifier makes the terminal end at the first place it can, as
+  llguidance's lexer and Lark's (``re``) both read ``P X*? S``: that is
+  translated exactly, as the automaton of the shortest match
+  (``lazy_terminal``); other uses are refused. lark's ``common.ESCAPED_STRING``
+  (lookbehind) and ``common.C_COMMENT`` are replaced by exact equivalents
+  written without them. Anchors are rejected:
+  inside a text ``^`` and ``$`` hold only at its ends, which a terminal cannot
+  know.
+* A special token (``<think>``) is written as a rule the decoder narrows to
+  that token (``special_tokens``); its text is what the judge sees.
+* An inline JSON schema is the schema's own grammar, embedded verbatim
+  (``embedded_ebnf``), judged by ``lark_json_judge``.
 
 Rejected by name: regex flags ``i``, ``u``, ``l``; ``%declare`` (a terminal
-with no pattern); ``%import`` of anything but ``common``; terminals that
-match the empty string (lark's own refusal). The judge uses
-lark's ``dynamic_complete`` lexer, which tries every length of every terminal
-match, so it agrees with the character-level reading for ordinary terminals;
-a regex whose alternatives are prefixes of later ones (``/a|ab/``) is the
-known exception: Lark never lexes ``ab`` with it, xgrammar does.
+with no pattern); ``%import`` of anything but ``common``; the llguidance
+extensions ``lark_dialect`` names. The judge uses lark's
+``dynamic_complete`` lexer, which tries every length of every terminal match,
+so it agrees with the character-level reading for ordinary terminals; a regex
+whose alternatives are prefixes of later ones (``/a|ab/``) is the known
+exception: Lark never lexes ``ab`` with it, xgrammar does.
 """
 
 from __future__ import annotations
@@ -63,9 +79,10 @@ from lark.lexer import Pattern, PatternRE, PatternStr, TerminalDef
 # token of the user's grammar with its position (lark is pinned).
 from lark.load_grammar import _get_parser as _grammar_parser
 
-from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.canonical import CanonicalConstraint, Judge
 from grammar_compiler.cfg_tree import (
     MAX_ALTERNATIVES,
+    MAX_CODE_POINT,
     MAX_JUDGE_RULES,
     MAX_NESTING,
     MAX_RULES,
@@ -76,17 +93,24 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Sequence,
     Text,
+    Verbatim,
     check_output_size,
     check_size,
     choice_of,
     sequence_of,
 )
 from grammar_compiler.ebnf_writer import write_ebnf
+from grammar_compiler.embedded_ebnf import embedded_ebnf
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.lark_dialect import Dialect, read_dialect
+from grammar_compiler.lark_json_judge import json_span_judge
 from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
+from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
+from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTerminal
 from grammar_compiler.regex import compile_regex
 from grammar_compiler.regex_tree import regex_tree
+from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import continuing_characters, first_characters, overlap
 from grammar_compiler.xgrammar_errors import xgrammar_complaint
 
@@ -102,7 +126,7 @@ MAX_EXPANDED_SYMBOLS = 20_000
 """Most symbols in all alternatives of all rules once lark expands them."""
 _REJECTED_REGEX_FLAGS = {"i": "case-insensitive", "u": "unicode", "l": "locale"}
 
-# Lark's common terminals whose regexes rely on laziness or lookbehind, keyed
+# Lark's common terminals whose regexes rely on lookbehind (and laziness), keyed
 # by the regex lark builds for them, with regexes that match the same tokens.
 _EQUIVALENTS = {
     # A string ends at the first quote not escaped by an odd run of backslashes.
@@ -120,24 +144,41 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
             with line and column wherever lark or the check knows them.
     """
     check_size(text)
-    source = _Source(text, start)
-    parser = source.lark_parser()
-    grammar = _Translation(parser, source).grammar()
+    dialect = read_dialect(text)
+    try:
+        source = _Source(dialect.lark_text, start)
+        parser = source.lark_parser()
+        grammar = _Translation(parser, source, dialect).grammar()
+    except ConstraintError as err:
+        raise dialect.relocated(err) from None
     check_output_size(grammar)
     ebnf = write_ebnf(grammar)
     complaint = xgrammar_complaint(ebnf)
     if complaint is not None:
         raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
     return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language="lark", judge=parser_judge(parser)
+        kind="ebnf", value=ebnf, source_language="lark", judge=_judge(parser, dialect)
     )
 
 
 def read_lark(text: str, start: str = "start") -> Grammar:
-    """The grammar tree the EBNF is written from (tests generate sentences from it)."""
+    """The grammar tree the EBNF is written from (tests generate sentences from it).
+
+    An inline JSON schema's rule is ``rule:`` plus its placeholder's name in
+    ``read_dialect(text).embedded``; its body is only a stand-in.
+    """
     check_size(text)
-    source = _Source(text, start)
-    return _Translation(source.lark_parser(), source).grammar()
+    dialect = read_dialect(text)
+    source = _Source(dialect.lark_text, start)
+    return _Translation(source.lark_parser(), source, dialect).grammar()
+
+
+def _judge(parser: lark.Lark, dialect: Dialect) -> Judge:
+    if not dialect.embedded:
+        return parser_judge(parser)
+    return json_span_judge(
+        parser, {name: schema.judge for name, schema in dialect.embedded.items()}
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -286,9 +327,9 @@ class _Source:
                 name,
             )
 
-    def lark_parser(self) -> lark.Lark:
+    def lark_parser(self) -> CharacterLark:
         try:
-            return lark.Lark(
+            return CharacterLark(
                 self.text,
                 start=self.start,
                 lexer="dynamic_complete",
@@ -298,6 +339,8 @@ class _Source:
             )
         except (re.error, regex_module.error) as err:
             raise self._regex_error(f"invalid regex: {err.msg}", err.pattern) from None
+        except UnwritableTerminal as err:
+            raise self.error(err.message, self.definition_token(err.name)) from None
         except UnexpectedInput as err:
             raise ConstraintError(_token_message(err), line=err.line, column=err.column) from None
         except (LarkError, ValueError, AssertionError) as err:
@@ -412,22 +455,33 @@ class _Translation:
     TOP = "top"
     IGNORED = "ignored"
 
-    def __init__(self, parser: lark.Lark, source: _Source) -> None:
+    def __init__(self, parser: CharacterLark, source: _Source, dialect: Dialect) -> None:
         self.parser = parser
         self.source = source
+        self.dialect = dialect
         self.terminals: dict[str, TerminalDef] = {term.name: term for term in parser.terminals}
         self.ignored = list(parser.ignore_tokens)
         self.rules: dict[str, Node] = {}
+        self.verbatim: dict[str, Verbatim] = {}
         self.bodies: dict[str, Node] = {}
+        """Each terminal's texts as a tree without references, for ``token_edges``."""
+        self.prefix_free: set[str] = set()
+        """Lazy terminals: no match of theirs continues into a longer one."""
 
     def grammar(self) -> Grammar:
         expansions: dict[str, list[Node]] = {}
         for rule in self.parser.rules:
+            origin = rule.origin.name
+            if origin in self.dialect.judge_only or origin in self.dialect.embedded:
+                continue
             symbols = [self.symbol(symbol) for symbol in rule.expansion]
             body = sequence_of(symbols)
-            expansions.setdefault(_rule_name(rule.origin.name), []).append(body)
+            expansions.setdefault(_rule_name(origin), []).append(body)
         for name, options in expansions.items():
             self.rules[name] = choice_of(options)
+        for index, (name, schema) in enumerate(self.dialect.embedded.items()):
+            self.rules[_rule_name(name)] = _SOME_TEXT
+            self.verbatim[_rule_name(name)] = embedded_ebnf(schema, f"json{index}.")
         start = Ref(_rule_name(self.source.start))
         self._check_ignored_edges()
         if self.ignored:
@@ -436,11 +490,15 @@ class _Translation:
             self.rules[self.TOP] = Sequence((start, Ref(self.IGNORED)))
         else:
             self.rules[self.TOP] = start
-        return Grammar(self.rules, self.TOP)
+        return Grammar(self.rules, self.TOP, self.verbatim)
 
     def symbol(self, symbol: lark.grammar.Symbol) -> Node:
         if not symbol.is_term:
-            return Ref(_rule_name(symbol.name))
+            rule = Ref(_rule_name(symbol.name))
+            if symbol.name in self.dialect.embedded and self.ignored:
+                # Lark skips ignored text before the JSON's first token, as before any token.
+                return Sequence((Ref(self.IGNORED), rule))
+            return rule
         body = self.terminal(symbol.name)
         if not self.ignored:
             return Ref(body)
@@ -451,19 +509,30 @@ class _Translation:
     def terminal(self, name: str) -> str:
         """The name of the rule matching terminal ``name`` alone, defined on first use."""
         rule = f"terminal:{name}"
-        if name not in self.bodies:
-            definition = self.terminals.get(name)
-            if definition is None:
-                raise self.source.error(
-                    f"terminal {name} has no pattern to match", self.source.definition_token(name)
-                )
-            self.bodies[name] = self.rules[rule] = self.pattern(definition)
+        if name in self.bodies:
+            return rule
+        special = self.dialect.special_tokens.get(name)
+        if special is not None:
+            self.bodies[name] = self.rules[rule] = Text(special)
+            self.verbatim[rule] = special_token_rule(special)
+            return rule
+        definition = self.terminals.get(name)
+        if definition is None:
+            raise self.source.error(
+                f"terminal {name} has no pattern to match", self.source.definition_token(name)
+            )
+        self.bodies[name] = self.pattern(definition)
+        self.rules[rule] = self.bodies[name]
+        if name in self.prefix_free:
+            self.rules[rule] = self.lazy(name, self.bodies[name])
         return rule
 
     def _check_ignored_edges(self) -> None:
         """Refuse an ignored terminal that the next token could extend (see token_edges)."""
         for ignored in self.ignored:
             self.terminal(ignored)
+            if ignored in self.prefix_free:
+                continue  # a lazy token ends at its first chance: nothing can extend it
             continuing = continuing_characters(self.bodies[ignored])
             for name, body in self.bodies.items():
                 if name == ignored and isinstance(body, Repeat) and body.high is None:
@@ -480,7 +549,9 @@ class _Translation:
                     )
 
     def pattern(self, definition: TerminalDef) -> Node:
-        pattern = definition.pattern
+        """The texts of the terminal as a tree, read from the pattern the user wrote
+        (not the non-empty one the judge's lexer is given: ``nullable_terminals``)."""
+        pattern = self.parser.original_patterns.get(definition.name, definition.pattern)
         if isinstance(pattern, PatternStr):
             return _caseless(pattern.value) if "i" in pattern.flags else Text(pattern.value)
         return self.regex(definition, pattern)
@@ -495,18 +566,38 @@ class _Translation:
             raise self.source.error(
                 f"terminal {_shown(definition.name)}: {err.message}", token
             ) from None
-        problem = _untranslatable(regex)
-        if problem is not None:
+        if _has_anchor(regex):
             raise self.source.error(
-                f"terminal {_shown(definition.name)} uses {problem}, which lark's lexer and a "
-                "grammar read differently",
+                f"terminal {_shown(definition.name)} uses an anchor (^, $, \\A, \\Z, \\b, "
+                "\\B), which lark's lexer and a grammar read differently",
                 token,
             )
+        if is_lazy(regex):
+            problem = lazy_shape_problem(regex)
+            if problem is not None:
+                raise self.source.error(f"terminal {_shown(definition.name)}: {problem}", token)
+            self.prefix_free.add(definition.name)
         return regex_tree(translated)
+
+    def lazy(self, name: str, tree: Node) -> Node:
+        """The lazy terminal's rules (``lazy_terminal``); returns a reference to the first."""
+        try:
+            start, rules = lazy_rules(tree, f"lazy:{name}:")
+        except ConstraintError as err:
+            raise self.source.error(
+                f"terminal {_shown(name)}: {err.message}",
+                self.source.pattern_token(name, self.terminals[name].pattern),
+            ) from None
+        self.rules.update(rules)
+        return Ref(start)
 
 
 def _rule_name(name: str) -> str:
     return f"rule:{name}"
+
+
+# What size analyses see for an embedded JSON value (its EBNF is verbatim): some text.
+_SOME_TEXT = CharSet(((0, MAX_CODE_POINT),))
 
 
 def _shown(name: str) -> str:
@@ -527,22 +618,16 @@ def _caseless(value: str) -> Node:
     return sequence_of(items)
 
 
-def _untranslatable(regex: str) -> str | None:
-    """A lazy quantifier or anchor in ``regex``, named, if it has one."""
-    try:
-        tree = _regex_parser.parse(regex, re.ASCII)
-    except (re.error, OverflowError, ValueError, RecursionError):
-        return None  # compile_regex reports it, located
-    stack = [tree]
+def _has_anchor(regex: str) -> bool:
+    """Whether ``regex`` (which ``compile_regex`` accepted) has an anchor anywhere."""
+    stack = [_regex_parser.parse(regex, re.ASCII)]
     while stack:
         items = stack.pop()
         for op, av in items:
-            if op is _regex_parser.MIN_REPEAT:
-                return "a lazy quantifier (*?, +?, ??, {m,n}?)"
             if op is _regex_parser.AT:
-                return "an anchor (^, $, \\A, \\Z, \\b, \\B)"
+                return True
             stack.extend(_sub_patterns(op, av))
-    return None
+    return False
 
 
 def _sub_patterns(op: object, av: object) -> list:

@@ -77,20 +77,21 @@ def parser_judge(parser: lark.Lark) -> Judge:
 
     def judge(text: str) -> str | None:
         try:
-            parser.parse(_Timed(text, time.monotonic() + JUDGE_BUDGET_S))
+            parser.parse(timed_text(text, time.monotonic() + JUDGE_BUDGET_S))
         except UnexpectedInput as err:
-            return _reason(err, text)
+            return parse_failure(err, text)
         except RecursionError:
             return "text too deeply nested for the judge to check"
-        except _OutOfTime:
+        except TimeoutError:
             return out_of_time()
         return None
 
     return judge
 
 
-class _OutOfTime(Exception):
-    pass
+def timed_text(text: str, deadline: float) -> str:
+    """``text`` for a lark parser, which raises TimeoutError once it reads past ``deadline``."""
+    return _Timed(text, deadline)
 
 
 class _Timed(str):
@@ -113,11 +114,12 @@ class _Timed(str):
     def __iter__(self) -> Iterator[str]:
         for char in str.__iter__(self):
             if time.monotonic() > self.deadline:
-                raise _OutOfTime
+                raise TimeoutError
             yield char
 
 
-def _reason(err: UnexpectedInput, text: str) -> str:
+def parse_failure(err: UnexpectedInput, text: str) -> str:
+    """Why a lark parser refused ``text``, located."""
     if isinstance(err, UnexpectedEOF):
         return "the text ends before the grammar allows"
     offset = getattr(err, "pos_in_stream", None)
@@ -243,6 +245,11 @@ class _Writer:
             needed = [blocks[i] for i in range(rest.bit_length()) if rest >> i & 1]
             optional.append(self.helper("()", self.joined(needed)))
         return optional
+
+
+def regex_text(text: str) -> str:
+    """The body of a Lark ``/regex/`` literal that matches exactly ``text``."""
+    return "".join(_regex_char(ord(char)) for char in text)
 
 
 def _regex_char(code: int) -> str:

@@ -1,46 +1,35 @@
-r"""llguidance's grammar wrapper, for clients written against llguidance-based servers.
+r"""llguidance's grammars, for clients written against llguidance-based servers.
 
 llguidance takes a ``TopLevelGrammar``: ``{"grammars": [g0, g1, ...]}`` where
 each ``g`` holds a ``lark_grammar`` (llguidance's Lark dialect) or a
-``json_schema``, and ``g0`` may reference the others (``@name``, ``@1``).
-Exactly one grammar is accepted here, and it is compiled by the existing
-compilers, so it means what the ``lark`` and ``json_schema`` grammar types
-mean:
+``json_schema``, and ``g0`` may reference the others (``@name``). Clients
+also send the Lark text alone. Both are accepted:
 
-* ``{"grammars": [{"lark_grammar": "start: ..."}]}`` is read as Lark with
-  start rule ``start`` (``compile_grammar(text, "lark")``);
+* a text that does not start with ``{`` is a Lark grammar in llguidance's
+  dialect, start rule ``start`` (``compile_grammar(text, "lark")``, which
+  reads the dialect: ``%json``, special tokens, counts, lazy and empty
+  terminals, ``%llguidance`` options; see ``lark_dialect``);
+* ``{"grammars": [{"lark_grammar": "start: ..."}]}`` (an object or its JSON
+  text) holds exactly one grammar, read the same way;
 * ``{"grammars": [{"json_schema": {...}}]}`` is ``compile_json_schema``
   in strict mode (keywords that cannot be enforced are refused). llguidance's
   ``x-guidance`` layout options are annotations to it and change nothing:
   output is xgrammar's ``", "`` / ``": "`` layout without free whitespace.
 
 A grammar entry may also carry a ``name``, which is ignored. Everything else
-is refused with the field that holds it: several grammars, other entry
-fields (``nodes``, ``rx_nodes``, lexer options), a non-null ``max_tokens``,
-and the llguidance extensions of Lark that have no Lark meaning —
-``%json {...}``, ``%regex {...}``, ``@grammar`` references, special tokens
-(``<|eot|>``, ``<[128010]>``), rule options (``name[stop="\n"]:``) and
-``expr{m,n}`` counts (Lark writes ``expr~m..n``). ``%llguidance {}``, which
-only marks a text as meant for llguidance, is dropped when its options are
-empty. These are recognised where Lark's own parser stops, so a construct
-is named only when it is what makes the grammar unreadable.
-
-llguidance reads regexes with Rust's ``regex`` crate and lexes greedily;
-here terminals are Python regexes read at the character level, exactly as
-for the ``lark`` type (see ``lark_grammar``). The common syntax means the
-same in both.
+is refused with the field that holds it: several grammars (so ``@name``
+references between them), other entry fields (``nodes``, ``rx_nodes``,
+lexer options) and a non-null ``max_tokens``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from typing import Any
 
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg import compile_grammar
-from grammar_compiler.cfg_tree import lines
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.field_errors import FieldError, at_field
 from grammar_compiler.json_schema import compile_json_schema
@@ -48,30 +37,19 @@ from grammar_compiler.json_schema import compile_json_schema
 SOURCE_LANGUAGE = "llguidance"
 _ENTRY_FIELDS = ("name", "lark_grammar", "json_schema")
 
-# llguidance's Lark extensions, recognised at the place where Lark's parser stops.
-_EXTENSIONS = (
-    (re.compile(r"%json\b"), "inline JSON schemas (%json {...})"),
-    (re.compile(r"%regex\b"), "structured regexes (%regex {...})"),
-    (re.compile(r"%llguidance\b"), "grammar options (%llguidance {...})"),
-    (re.compile(r"@"), "references to other grammars (@name)"),
-    (re.compile(r"<"), "special tokens (<|name|>, <[id]>)"),
-    (re.compile(r"\["), "rule options ([stop=...], [max_tokens=...], [lazy], [capture])"),
-    (re.compile(r"\{\s*\d*\s*(?:,\s*\d*\s*)?\}"), "repetition counts expr{m,n} (Lark: expr~m..n)"),
-    (re.compile(r"&"), "regex intersection (&)"),
-)
-_OPTIONS_DIRECTIVE = re.compile(r"^[ \t]*%llguidance[ \t]*", re.MULTILINE)
-
 
 def llguidance_constraint(value: str | dict, field: str) -> CanonicalConstraint:
-    """The constraint of an llguidance ``TopLevelGrammar`` (a dict or its JSON text).
+    """The constraint of an llguidance grammar: a Lark text, a ``TopLevelGrammar`` or its JSON.
 
-    ``field`` is where the wrapper sits in the request (``grammar.value``);
+    ``field`` is where the grammar sits in the request (``grammar.value``);
     errors name the field below it that is wrong.
 
     Raises:
         FieldError: the wrapper is malformed, holds more or other than one
-            grammar, or its grammar is invalid or uses an llguidance-only feature.
+            grammar, or the grammar is invalid or uses an unsupported feature.
     """
+    if isinstance(value, str) and not value.lstrip().startswith("{"):
+        return replace(_lark(value, field), source_language=SOURCE_LANGUAGE)
     document = _load(value, field)
     grammars = document.get("grammars")
     if not isinstance(grammars, list) or not grammars:
@@ -80,7 +58,7 @@ def llguidance_constraint(value: str | dict, field: str) -> CanonicalConstraint:
         raise FieldError(
             f"{field}.grammars",
             f"holds {len(grammars)} grammars; exactly one is supported "
-            "(references between grammars, @name, are llguidance-only)",
+            "(references between grammars, @name, are not; inline a schema with %json)",
         )
     return replace(_grammar(grammars[0], f"{field}.grammars[0]"), source_language=SOURCE_LANGUAGE)
 
@@ -92,7 +70,9 @@ def _load(value: str | dict, field: str) -> dict[str, Any]:
         except json.JSONDecodeError as err:
             raise FieldError(field, f"not valid JSON: {err.msg}", position=err.pos) from None
     if not isinstance(value, dict):
-        raise FieldError(field, 'must be an llguidance grammar object {"grammars": [...]}')
+        raise FieldError(
+            field, 'must be a Lark grammar or an llguidance grammar object {"grammars": [...]}'
+        )
     for key, item in value.items():
         if key == "max_tokens" and item is not None:
             raise FieldError(
@@ -125,43 +105,7 @@ def _grammar(entry: object, field: str) -> CanonicalConstraint:
 
 
 def _lark(text: str, field: str) -> CanonicalConstraint:
-    text = _without_empty_options(text, field)
     try:
         return compile_grammar(text, "lark")
     except ConstraintError as err:
-        feature = _extension_at(text, err.line, err.column)
-        if feature is None:
-            raise at_field(field, err) from None
-        raise FieldError(
-            field,
-            f"llguidance's {feature} cannot be translated; only plain Lark is accepted",
-            line=err.line,
-            column=err.column,
-        ) from None
-
-
-def _without_empty_options(text: str, field: str) -> str:
-    """``text`` with each ``%llguidance {}`` blanked out (lines and columns kept)."""
-    decoder = json.JSONDecoder()
-    for directive in reversed(list(_OPTIONS_DIRECTIVE.finditer(text))):
-        try:
-            options, end = decoder.raw_decode(text, directive.end())
-        except json.JSONDecodeError:
-            continue  # left for Lark's parser to report, as an llguidance extension
-        if options != {}:
-            line = len(lines(text[: directive.start()]))
-            raise FieldError(
-                field, "llguidance grammar options (%llguidance {...}) are not supported", line=line
-            )
-        blank = re.sub(r"[^\r\n]", " ", text[directive.start() : end])
-        text = text[: directive.start()] + blank + text[end:]
-    return text
-
-
-def _extension_at(text: str, line: int | None, column: int | None) -> str | None:
-    """The llguidance extension that starts at 1-based ``line``/``column``, if one does."""
-    all_lines = lines(text)
-    if line is None or column is None or not 0 < line <= len(all_lines):
-        return None
-    rest = all_lines[line - 1][column - 1 :]
-    return next((name for pattern, name in _EXTENSIONS if pattern.match(rest)), None)
+        raise at_field(field, err) from None

@@ -8,8 +8,10 @@ a grammar means the same here as there:
     ``regex`` (Python regex, ``regex_constraint``), ``json_schema`` (an
     object or its JSON text, ``compile_json_schema`` strict), ``lark``,
     ``gbnf``, ``ebnf`` (llama.cpp GBNF / xgrammar EBNF), ``bnf`` (the
-    dialect of ``/v1/completion/cfg``) via ``compile_grammar``, and
-    ``llguidance`` (its ``{"grammars": [...]}`` wrapper, see ``llguidance``).
+    dialect of ``/v1/completion/cfg``) via ``compile_grammar`` (``lark``
+    reads llguidance's dialect of Lark, as mistral.rs does), and
+    ``llguidance`` (a Lark text in that dialect, or llguidance's
+    ``{"grammars": [...]}`` wrapper; see ``llguidance``).
 
 ``response_format``
     ``{"type": "text"}``: no constraint; ``{"type": "json_object"}``: any

@@ -20,7 +20,7 @@ from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest, StepOutput
 from engine.text_window import decode_window
-from grammar_compiler import compile_json_schema
+from grammar_compiler import compile_grammar, compile_json_schema
 
 
 class ListSink:
@@ -231,6 +231,61 @@ def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(
         assert sink.done.wait(60)
         assert sink.error is not None and sink.error[1] is True and sink.field == field
     assert ok.done.wait(60) and ok.error is None
+
+
+@pytest.fixture
+def token_engine(runner: ModelRunner):
+    """An engine whose grammar cache knows the tokenizer's added tokens, as the decoder's does."""
+    cache = GrammarCache(runner.tokenizer_info, special_tokens=runner.tokenizer.get_added_vocab())
+    engine = Engine(runner, cache, max_batch_size=4, cancel_poll_interval_s=0.0)
+    engine.start()
+    yield engine
+    engine.shutdown()
+
+
+def test_special_tokens_a_grammar_names_are_generated_as_tokens_and_shown(
+    token_engine: Engine, runner: ModelRunner
+) -> None:
+    constraint = compile_grammar('start: <think> /[a-z ]{0,6}/ </think> "."', "lark")
+    sink = _submit(
+        token_engine,
+        runner,
+        "Think: ",
+        SamplingParams(max_tokens=30, seed=3),
+        Constraint(type=ConstraintType.EBNF, value=constraint.value),
+    )
+    assert sink.done.wait(120) and sink.error is None
+    assert sink.outputs[-1].matched and all(o.shows_special_tokens for o in sink.outputs)
+    ids = [token for o in sink.outputs for token in o.window_ids[o.prefix_len :]]
+    think, end = runner.tokenizer.convert_tokens_to_ids(["<think>", "</think>"])
+    assert ids[0] == think and end in ids
+    text = "".join(
+        decode_window(runner.tokenizer, o.window_ids, o.prefix_len, skip_special_tokens=False)
+        for o in sink.outputs
+    )
+    assert text.startswith("<think>") and constraint.judge(text) is None, text
+
+
+def test_a_special_token_the_tokenizer_lacks_fails_as_invalid_argument_naming_it(
+    token_engine: Engine, runner: ModelRunner
+) -> None:
+    constraint = compile_grammar('start: <|eom_id|> "x"', "lark")
+    sink = _submit(
+        token_engine,
+        runner,
+        "x",
+        SamplingParams(),
+        Constraint(type=ConstraintType.EBNF, value=constraint.value),
+    )
+    assert sink.done.wait(60)
+    assert sink.error is not None and sink.error[1] is True
+    assert "'<|eom_id|>'" in sink.error[0]
+
+
+def test_unconstrained_outputs_hide_special_tokens(engine: Engine, runner: ModelRunner) -> None:
+    sink = _submit(engine, runner, "Hello", SamplingParams(max_tokens=3))
+    assert sink.done.wait(60)
+    assert not any(o.shows_special_tokens for o in sink.outputs)
 
 
 def test_requests_join_a_running_batch(engine: Engine, runner: ModelRunner) -> None:

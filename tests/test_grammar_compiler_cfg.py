@@ -20,6 +20,7 @@ import pytest
 import xgrammar as xgr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_instances import Decoder
 
 from grammar_compiler import ConstraintError, compile_grammar
 from grammar_compiler.bnf import read_bnf
@@ -41,6 +42,7 @@ from grammar_compiler.cfg_tree import (
     Text,
 )
 from grammar_compiler.gbnf import read_gbnf
+from grammar_compiler.lark_dialect import read_dialect
 from grammar_compiler.lark_grammar import MAX_EXPANDED_SYMBOLS, MAX_SEQUENCE, read_lark
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -68,12 +70,22 @@ class _Xgrammar:
 
 
 class _Compiled:
-    """A grammar compiled every way the service uses it, plus its tree for sampling."""
+    """A grammar compiled every way the service uses it, plus its tree for sampling.
+
+    A Lark grammar's inline JSON schemas (``%json``) are sampled by walking
+    xgrammar's grammar for the schema (``json_instances.Decoder``): the tree
+    holds only a stand-in for them. The judge reads their JSON in any layout,
+    xgrammar in the service's, so there the judge may accept more.
+    """
 
     def __init__(self, text: str, grammar_format: str = "auto") -> None:
         self.constraint = compile_grammar(text, grammar_format)
         self.xgrammar = _Xgrammar(self.constraint.value)
         self.tree = _READERS[self.constraint.source_language](text)
+        self.embedded: dict[str, Decoder] = {}
+        if self.constraint.source_language == "lark":
+            embedded = read_dialect(text).embedded
+            self.embedded = {f"rule:{name}": Decoder(c.value) for name, c in embedded.items()}
 
     def verdicts(self, text: str) -> tuple[bool, bool]:
         """(judge accepts, xgrammar accepts)."""
@@ -147,11 +159,18 @@ _CANDIDATES = [*"aZ0 \n\t\"'\\-]^[#/*é中😀", "\x00", "\x7f", "\U0010ffff"]
 class _Sampler:
     """Random sentences; past ``max_depth`` it takes the shortest way out."""
 
-    def __init__(self, grammar: Grammar, rng: random.Random, max_depth: int = 10) -> None:
+    def __init__(
+        self,
+        grammar: Grammar,
+        rng: random.Random,
+        max_depth: int = 10,
+        embedded: dict[str, Decoder] | None = None,
+    ) -> None:
         self.grammar = grammar
         self.rng = rng
         self.max_depth = max_depth
         self.heights = _heights(grammar)
+        self.embedded = embedded or {}
 
     def sentence(self) -> str:
         return self.node(Ref(self.grammar.start), 0)
@@ -161,6 +180,8 @@ class _Sampler:
             return node.value
         if isinstance(node, CharSet):
             return self.character(node)
+        if isinstance(node, Ref) and node.name in self.embedded:
+            return self.json(self.embedded[node.name])
         if isinstance(node, Ref):
             return self.node(self.grammar.rules[node.name], depth + 1)
         if isinstance(node, Sequence):
@@ -176,6 +197,12 @@ class _Sampler:
         grow = finishes and depth <= self.max_depth
         count = self.rng.randint(node.low, high) if grow else node.low
         return "".join(self.node(node.item, depth + 1) for _ in range(count))
+
+    def json(self, decoder: Decoder) -> str:
+        while True:
+            found = decoder.sample(self.rng)
+            if found is not None:
+                return found
 
     def character(self, node: CharSet) -> str:
         def inside(code: int) -> bool:
@@ -218,14 +245,16 @@ def _mutations(text: str, rng: random.Random, alphabet: str) -> list[str]:
 
 
 def _check_sentences(compiled: _Compiled, rng: random.Random, count: int = 3) -> None:
-    """Generated sentences are accepted by both; their mutations are judged alike by both."""
-    sampler = _Sampler(compiled.tree, rng)
+    """Generated sentences are accepted by both; their mutations are judged alike by both
+    (with inline JSON, a judge that accepts JSON in another layout is also right)."""
+    sampler = _Sampler(compiled.tree, rng, embedded=compiled.embedded)
     for _ in range(count):
         sentence = sampler.sentence()
         assert compiled.verdicts(sentence) == (True, True), (sentence, compiled.constraint.value)
         for mutated in _mutations(sentence, rng, sentence):
             judge, xgrammar = compiled.verdicts(mutated)
-            assert judge == xgrammar, (mutated, judge, xgrammar, compiled.constraint.value)
+            layout_only = compiled.embedded and judge and not xgrammar
+            assert judge == xgrammar or layout_only, (mutated, judge, xgrammar)
 
 
 # ---------------------------------------------------------------------------
@@ -509,6 +538,128 @@ def test_lark_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
     _assert_agrees(_Compiled(grammar, "lark"), good, bad)
 
 
+_CITY = '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param('start: "ab"{2}', ["abab"], ["ab", "ababab"], id="count"),
+        pytest.param('start: "a"{2,}', ["aa", "aaaa"], ["a"], id="open-count"),
+        pytest.param('start: "a"{,2} "b"', ["b", "aab"], ["aaab"], id="count-up-to"),
+        pytest.param(
+            'start: x{1,3}\nx: "a" | "b" "c"', ["a", "bca", "aaa"], ["", "aaaa"], id="rule-count"
+        ),
+        pytest.param(
+            'start: (x "," ){2,} x\nx: "a"', ["a,a,a", "a,a,a,a"], ["a,a"], id="group-open-count"
+        ),
+        pytest.param(
+            "start: D\nD: /[0-9]/{2,3}", ["12", "123"], ["1", "1234"], id="terminal-count"
+        ),
+        pytest.param('start: "a" ("" | "b")', ["a", "ab"], ["b"], id="empty-string"),
+        pytest.param('start: EMPTY "a"\nEMPTY: ""', ["a"], [" a"], id="empty-terminal"),
+        pytest.param('start: A\nA: "x" ("" | "y")', ["x", "xy"], ["y"], id="empty-in-terminal"),
+        pytest.param(
+            'start: "<" TEXT ">"\nTEXT: /[a-z]*/', ["<>", "<ab>"], ["<A>", "<"], id="nullable"
+        ),
+        pytest.param(
+            'start: TEXT ("," TEXT)*\nTEXT: /[a-z]*/', ["", ",", "a,,b"], ["A"], id="nullable-list"
+        ),
+        pytest.param(
+            'start: "a" "b"\n%ignore /[ ]*/', ["ab", " a  b "], ["a-b"], id="nullable-ignored"
+        ),
+        pytest.param(
+            'start: /<t>(.|\\n)*?<\\/t>/ "!"',
+            ["<t></t>!", "<t>a\n<t></t>!", "<t>a</b></t>!"],
+            ["<t>a</t>b</t>!", "<t>a</t>", "<t></t></t>!"],
+            id="lazy",
+        ),
+        pytest.param(
+            "start: BLOCK+\nBLOCK: /\\/\\*(.|\\n)*?\\*\\//",
+            ["/**/", "/* a *//**/", "/* * / */"],
+            ["/* */ */", "/*/"],
+            id="lazy-repeated",
+        ),
+        pytest.param(
+            'start: "a" ITEM+\nITEM: /[ab]*?b;/',
+            ["ab;", "aaab;b;", "abb;ab;"],
+            ["ab;;", "a;", "aab;a"],
+            id="lazy-class",
+        ),
+        pytest.param(
+            'start: WORDS "."\nWORDS: /(.|\\n){1,5}?;/',
+            ["a;.", ";;.", "abcde;."],
+            ["abcdef;.", ";.", "a;b;."],
+            id="lazy-bounded",
+        ),
+        pytest.param(
+            'start: tool-call ("," tool-call)*\ntool-call: "t" NUM-X\nNUM-X: /[0-9]/',
+            ["t1", "t1,t2"],
+            ["t", "t12"],
+            id="dashed-names",
+        ),
+        pytest.param(
+            'start: <think> /[a-z ]*/ </think> "."',
+            ["<think>a b</think>.", "<think></think>."],
+            ["<think>a</think>", "think."],
+            id="special-tokens-as-their-text",
+        ),
+        pytest.param(
+            f'start: "call " %json {_CITY} "\\n"',
+            ['call {"city": "Paris"}\n'],
+            ['call {"city": 1}\n', "call {}\n", 'call {"city": "Paris"}'],
+            id="json",
+        ),
+        pytest.param(
+            'start: a | b\na: %json {"type": "integer"}\nb: %json {"type": "string"}',
+            ["1", '"x"', "-20"],
+            ["1.5", "x", "true"],
+            id="json-alternatives",
+        ),
+        pytest.param(
+            f'start: "[" %json {_CITY} ("," %json {_CITY})* "]"\n%ignore " "',
+            ['[{"city": "a"}]', '[ {"city": "a"} , {"city": "b"} ]'],
+            ['[{"city": "a"},]', '[{"town": "a"}]'],
+            id="json-repeated-ignore",
+        ),
+        pytest.param(
+            '%llguidance {"no_forcing": true}\n// a comment\n# another\nstart: "a"  # trailing',
+            ["a"],
+            ["b"],
+            id="options-and-comments",
+        ),
+    ],
+)
+def test_llguidance_dialect_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar, "lark"), good, bad)
+
+
+def test_json_spans_are_checked_in_some_parse_that_satisfies_them() -> None:
+    """Digits can be split between TEXT and the JSON integer in many ways; the
+    text passes when one split passes the schema."""
+    grammar = 'start: TEXT %json {"type": "integer", "maximum": 5}\nTEXT: /[0-9]*/'
+    compiled = _Compiled(grammar, "lark")
+    _assert_agrees(compiled, ["123", "5", "99990"], ["66", "x1"])
+    assert "does not match its schema" in compiled.constraint.judge("66")
+
+
+def test_json_in_another_layout_passes_the_judge_not_the_grammar() -> None:
+    compiled = _Compiled(f"start: %json {_CITY}", "lark")
+    assert compiled.verdicts('{"city":"x"}') == (True, False)
+    assert compiled.verdicts('{"city": "x"}') == (True, True)
+
+
+def test_lazy_terminals_match_lark_on_every_short_text() -> None:
+    """The automaton of the shortest match agrees with Lark's lexer (Python's ``re``)."""
+    alphabet = "ab<>/\n"
+    for regex in (r"(.|\n)*?</a>", r"<a>(.|\n)*?</a>", r"[ab<]*?a<", r"a.{1,4}?<>", r"b+?a"):
+        escaped = regex.replace("/", "\\/")
+        compiled = _Compiled(f"start: /{escaped}/", "lark")
+        for text in _strings(alphabet, 6):
+            judge, xgrammar = compiled.verdicts(text)
+            assert judge == xgrammar, (regex, text)
+
+
 def _strings(alphabet: str, longest: int) -> list[str]:
     return [
         "".join(chars)
@@ -548,13 +699,16 @@ LARK_ERRORS = [
     ("start: A\n%declare A", "%declare is not supported", 2, 10),
     ("start: /a/i", "regex flag 'i'", 1, 8),
     ("start x", "expected ':' after the rule or terminal name", 1, 7),
-    ("start: /a*?b/", "lazy quantifier", 1, 8),
+    ("start: /(ab|a)*?b/", "lazy quantifier on more than one character", 1, 8),
+    ("start: /a*?b+/", "variable length next to the lazy quantifier", 1, 8),
+    ("start: /a*?b*?/", "several lazy quantifiers", 1, 8),
+    ("start: T\nT: /(.|\\n){0,40}?<\\/think>/", "more than 128 automaton states", 2, 4),
     ("start: /^a/", "an anchor", 1, 8),
     ("start: A\nA: /\\bx/", "word boundary", 2, 4),
     ("start: /(?=a)a/", "lookahead", 1, 8),
     ("start: NAME\nNAME: /(?!let\\b)[a-z]+/", "negative lookahead", 2, 7),
     ("start: /a(/", "invalid regex", 1, 8),
-    ("start: /a*/", "can match the empty string", 1, 8),
+    ("start: A\nA: /(a)\\1|/", "can match the empty string and uses a backreference", 2, 1),
     ('main: "a"', "no rule named 'start'", 1, 1),
     (
         'start: "a" "b"\nCOMMENT: /#[^\\n]*/\n%ignore COMMENT',
@@ -563,6 +717,30 @@ LARK_ERRORS = [
         10,
     ),
     ('start: "a" " b"\n%ignore WS\n%import common.WS', "WS can run on into", 2, 9),
+    # llguidance's dialect
+    ("start: <[128010]>", "given by id", 1, 8),
+    ('start: A\nA: "a" <think>', "only be used in rules", 2, 8),
+    ('start: A\nA: %json {"type": "object"}', "only be used in rules", 2, 4),
+    ('start: "a"\n  | %json {"type": "strin"}', "inline JSON schema (%json): invalid", 2, 5),
+    ('start: %json {"type": "string"', "must be followed by a JSON object", 1, 31),
+    ('start: %json {"type": "array", "uniqueItems": true}', "uniqueItems", 1, 8),
+    ('start: "a"{3,1}', "maximum below its minimum", 1, 11),
+    ('start: "a"{,}', "a count needs a number", 1, 11),
+    ('start: my-rule\nmy-rule: "a"\nmy_rule: "b"', "both used", 1, 8),
+    ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"', "allow_invalid_utf8", 1, 1),
+    ('%llguidance {"lenient": true}\nstart: "a"', "option 'lenient' is not supported", 1, 1),
+    ('start: "a" @json', "references to other grammars", 1, 12),
+    ("start: " + "%json {} " * 33, "too many inline JSON schemas", 1, 8 + 32 * 9),
+    ("start: A\nA: /" + "a?" * 200 + "/", "too many optional parts", 2, 1),
+    ("start: " + " ".join(f"<t{i}>" for i in range(600)), "too many rules and terminals", 1, 3391),
+    ("start: gen\ngen[lazy]: /.*/", "rule options", 2, 4),
+    (
+        'start: %json {"type": "object"}\n  | "x" missing',
+        "Rule 'missing' used but not defined",
+        2,
+        9,
+    ),
+    ('start: %json {\n  "type": "object"\n} "x" missing', "used but not defined", 3, 7),
 ]
 
 
@@ -752,6 +930,48 @@ CORPUS_EXAMPLES = {
     "lark/dates": (
         ["2024-02-29", "Monday, March 4, 2024", "dates: 2024-01-01, 2024-01-02"],
         ["2024-2-29", "dates: "],
+    ),
+    "lark/tool_call_json": (
+        [
+            '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo", '
+            '"unit": "celsius"}}',
+            '<|python_tag|>{"name": "web_search", "parameters": {"query": "tides"}}',
+        ],
+        [
+            '{"name": "web_search", "parameters": {"query": "tides"}}',
+            '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}',
+            '<|python_tag|>{"name": "web_search", "parameters": {"query": "tides", "top_k": 0}}',
+        ],
+    ),
+    "lark/think_json": (
+        [
+            '<think>\n</think>\n{"street": "Main St", "city": "Oslo", "zip": 12345}',
+            '<think>\nthe <b>zip</b>\nfirst</think>\n{"street": "", "city": "", "zip": 99999}',
+        ],
+        [
+            '<think>\n</think>\n{"street": "Main St", "city": "Oslo", "zip": 123}',
+            '<think></think>\n{"street": "Main St", "city": "Oslo", "zip": 12345}',
+            "<think>\n" + "x" * 121 + '</think>\n{"street": "a", "city": "b", "zip": 12345}',
+        ],
+    ),
+    "lark/lazy_tool": (
+        [
+            'Let me look.<tool_call>\nget_weather {"city": "Oslo"}\n</tool_call>',
+            '<tool_call>\nf {"a": "}"}\n</tool_call>\n<tool_call>\ng {}\n</tool_call> done',
+        ],
+        [
+            "<tool_call>\nf {}\n</tool_call>}\n</tool_call>",
+            "<tool_call>\nf []\n</tool_call>",
+            "no call",
+        ],
+    ),
+    "lark/lazy_sql": (
+        ["SELECT a FROM t;", "DELETE x;\nINSERT 'a' ;"],
+        ["SELECT a; b;", "INSERT 'a;' ;", "SELECT ;", "SELECT " + "x" * 61 + ";"],
+    ),
+    "lark/lazy_think_text": (
+        ["<think>maybe</think>\nyes", "<think></think>\nunsure"],
+        ["<think>a</think>b</think>\nno", "<think>a\nyes"],
     ),
 }
 

@@ -163,31 +163,66 @@ def test_llguidance_wrapper_takes_a_json_schema() -> None:
         _Checked(constraint).assert_agrees(['{"ok": true}'], ['{"ok": 1}', "{}"])
 
 
-def test_llguidance_marker_with_empty_options_is_dropped() -> None:
-    lark_text = '%llguidance {}\nstart: "a" b\nb: "b"'
-    constraint = grammar_constraint("llguidance", {"grammars": [{"lark_grammar": lark_text}]})
-    _Checked(constraint).assert_agrees(["ab"], ["a"])
-    # Lines are kept: a mistake below the marker is reported on its own line.
+def test_llguidance_options_that_keep_the_language_are_dropped() -> None:
+    for options in ("{}", '{"no_forcing": true}', '{"allow_invalid_utf8": false}'):
+        lark_text = f'%llguidance {options}\nstart: "a" b\nb: "b"'
+        constraint = grammar_constraint("llguidance", {"grammars": [{"lark_grammar": lark_text}]})
+        _Checked(constraint).assert_agrees(["ab"], ["a"])
+    # Lines are kept: a mistake below the options is reported on its own line.
     broken = '%llguidance {}\nstart: "a"\nb: missing'
     error = _field_error(grammar_constraint, "llguidance", {"grammars": [{"lark_grammar": broken}]})
     assert error.line == 3
 
 
+_DIALECT = """%llguidance {}
+start: <think> "\\n" /(.|\\n)*?<\\/think>/ answer{1,2}
+answer: %json {"type": "object", "properties": {"city": {"type": "string"}},
+               "required": ["city"]} | ""
+"""
+
+
+@pytest.mark.parametrize("grammar_type", ["lark", "llguidance"])
+def test_lark_and_llguidance_types_read_llguidance_dialect_as_raw_text(grammar_type: str) -> None:
+    constraint = grammar_constraint(grammar_type, _DIALECT)
+    assert constraint.source_language == grammar_type
+    checked = _Checked(constraint)
+    checked.assert_agrees(
+        [
+            '<think>\nhm</think>{"city": "Paris"}',
+            '<think>\n</think>{"city": "a"}{"city": "b"}',
+            "<think>\n</think>",
+        ],
+        [
+            '<think>\nhm</think>{"city": 1}',
+            '<think>\n</think>x</think>{"city": "a"}',
+            '<think>\n</think>{"city": "a"}{"city": "b"}{"city": "c"}',
+        ],
+    )
+    checked.assert_layout_refused(['<think>\n</think>{"city":"Paris"}'])
+
+
+def test_llguidance_raw_text_mistakes_name_the_value() -> None:
+    error = _field_error(grammar_constraint, "llguidance", 'start: "a"\nb: <[128010]>')
+    assert (error.field, error.line, error.column) == ("grammar.value", 2, 4)
+    assert "given by id" in str(error)
+
+
 @pytest.mark.parametrize(
     ("lark_text", "feature", "line", "column"),
     [
-        ('start: "a" x\nx: %json {"type": "object"}', "%json", 2, 4),
         ('start: %regex {"substring_words": "a b"}', "%regex", 1, 8),
         ("start: @other", "@name", 1, 8),
-        ('start: "a" <|eot_id|>', "special tokens", 1, 12),
-        ("start: <[128010]>", "special tokens", 1, 8),
+        ("start: <[128010]>", "given by id", 1, 8),
+        ("start: <[128000-128255]>", "given by id", 1, 8),
+        ('start: A\nA: "a" <think>', "only be used in rules", 2, 8),
         ('start: gen\ngen[stop="\\n", max_tokens=5]: /.*/', "rule options", 2, 4),
-        ('start: "a"{2,3}', "expr{m,n}", 1, 11),
         ("start: /[a-z]+/ & ~/if/", "intersection", 1, 17),
-        ('%llguidance {"no_forcing": true}\nstart: "a"', "%llguidance", 1, None),
+        ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"', "allow_invalid_utf8", 1, 1),
+        ('%llguidance {"skip_repetition": "once"}\nstart: "a"', "skip_repetition", 1, 1),
+        ('start: "a" /(ab|a)*?b/', "lazy quantifier on more than one character", 1, 12),
     ],
 )
-def test_llguidance_only_lark_extensions_are_refused_by_name(
+def test_llguidance_extensions_that_stay_refused_are_named(
     lark_text: str, feature: str, line: int, column: int | None
 ) -> None:
     error = _field_error(
@@ -202,7 +237,7 @@ def test_plain_lark_mistakes_in_llguidance_are_reported_as_lark_reports_them() -
     error = _field_error(
         grammar_constraint, "llguidance", {"grammars": [{"lark_grammar": "start: missing"}]}
     )
-    assert "llguidance's" not in str(error)
+    assert "llguidance" not in str(error)
     assert "missing" in str(error)
 
 
@@ -230,6 +265,7 @@ def test_plain_lark_mistakes_in_llguidance_are_reported_as_lark_reports_them() -
         ),
         ('{"grammars": [', "grammar.value"),
         (["grammars"], "grammar.value"),
+        ("start: missing", "grammar.value"),
     ],
 )
 def test_llguidance_wrapper_mistakes_name_their_field(value: object, field: str) -> None:

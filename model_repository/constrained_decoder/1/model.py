@@ -46,7 +46,12 @@ class _ResponseBuilder:
         )
 
     def response(self, output: StepOutput):
-        text = decode_window(self._tokenizer, output.window_ids, output.prefix_len)
+        text = decode_window(
+            self._tokenizer,
+            output.window_ids,
+            output.prefix_len,
+            skip_special_tokens=not output.shows_special_tokens,
+        )
         details = details_json(output, self._token_bytes, self._decode)
         reason = output.finish_reason.value if output.finish_reason else ""
         tensors = [
@@ -235,7 +240,11 @@ class TritonPythonModel:
         metrics = _TritonMetrics()
         self.engine = Engine(
             runner,
-            GrammarCache(runner.tokenizer_info, metrics=metrics),
+            GrammarCache(
+                runner.tokenizer_info,
+                special_tokens=runner.tokenizer.get_added_vocab(),
+                metrics=metrics,
+            ),
             max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
             prefill_chunk_tokens=int(model_parameter(parameters, "prefill_chunk_tokens", "512")),
