@@ -57,7 +57,6 @@ from grammar_compiler.json_schema.nodes import (
 )
 from grammar_compiler.json_schema.numbers import (
     FORMAT_RANGES,
-    NUMBER_FORMATS,
     DecimalStep,
     combined_step,
     guard_numbers,
@@ -485,7 +484,7 @@ class Compiler:
         if name in ecma_regex.FORMATS:
             regex = Regex(ecma_regex.format_node(name), "format", where)
             return replace(node, regexes=(*node.regexes, regex))
-        if name in NUMBER_FORMATS:  # ranges, read by _own_number
+        if name in FORMAT_RANGES:  # ranges, read by _own_number
             return node
         if name in JUDGED_FORMATS or name in self.draft.formats:
             self.unenforceable(

@@ -68,9 +68,6 @@ FORMAT_RANGES: dict[str, tuple[int, int]] = {
     "double-int": (-SAFE_INTEGER, SAFE_INTEGER),
 }
 """OpenAPI formats that are an integer range, enforced as ``minimum``/``maximum``."""
-NUMBER_ANNOTATIONS = frozenset({"float", "double"})
-"""OpenAPI number formats that say how a value is stored, not which values are valid."""
-NUMBER_FORMATS = FORMAT_RANGES.keys() | NUMBER_ANNOTATIONS
 
 
 def guard_numbers(document: object) -> bool:
