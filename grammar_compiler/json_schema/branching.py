@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from grammar_compiler.json_schema.complement import ALL_KINDS, kind_of
-from grammar_compiler.json_schema.nodes import Node, Unmergeable, implied_kinds, never
+from grammar_compiler.json_schema.complement import ALL_KINDS
+from grammar_compiler.json_schema.nodes import Node, Unmergeable, implied_kinds, kind_of, never
 from grammar_compiler.json_schema.pointers import location
 
 if TYPE_CHECKING:

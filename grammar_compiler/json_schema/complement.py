@@ -47,7 +47,15 @@ from jsonschema.protocols import Validator
 from grammar_compiler import ecma_regex
 from grammar_compiler.code_points import complement, normalize
 from grammar_compiler.json_schema.keywords import ANNOTATIONS
-from grammar_compiler.json_schema.nodes import KINDS, Node, Regex, Unmergeable, never, type_kinds
+from grammar_compiler.json_schema.nodes import (
+    KINDS,
+    Node,
+    Regex,
+    Unmergeable,
+    kind_of,
+    never,
+    type_kinds,
+)
 from grammar_compiler.json_schema.pointers import escape_token
 from grammar_compiler.json_schema.refs import RemoteRef
 
@@ -542,18 +550,6 @@ def _arrays_if(lost: Any) -> frozenset[str]:
 def _objects_if(lost: Any) -> frozenset[str]:
     """What a term inside an object's property (or schema) losing values loses: objects."""
     return frozenset({"object"}) if lost else frozenset()
-
-
-def kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "fraction"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
 
 
 def _type_names(kinds: frozenset[str]) -> list[str]:

@@ -31,6 +31,7 @@ from grammar_compiler.json_schema.nodes import (
     Unmergeable,
     effective_kinds,
     implied_kinds,
+    kind_of,
 )
 
 if TYPE_CHECKING:
@@ -93,25 +94,11 @@ def _branches(compiler: Compiler, nodes: list[Node]) -> Iterator[_Branch]:
 
 def _described(index: int, node: Node) -> _Branch:
     if node.enum is not None:
-        kinds = frozenset(_kind_of(value) for value in node.enum)
+        kinds = frozenset(kind_of(value) for value in node.enum)
         return _Branch(index, node, node, kinds, kinds)
     generates = node.kinds if node.kinds is not None else implied_kinds(node)
     generated = node if generates is None else replace(node, kinds=generates)
     return _Branch(index, node, generated, effective_kinds(generated), effective_kinds(node))
-
-
-def _kind_of(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "fraction"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _same_value(compiler: Compiler, enums: list[_Branch]) -> tuple[int, int] | None:

@@ -177,3 +177,16 @@ def tighter_upper(a: Bound | None, b: Bound | None) -> Bound | None:
     if a[0] != b[0]:
         return a if a[0] < b[0] else b
     return a if a[1] else b
+
+
+def kind_of(value: Any) -> str:
+    """The kind (``KINDS``) of a JSON value; an integral float is an integer (JSON Schema)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float):
+        return "fraction"
+    return {str: "string", list: "array", dict: "object"}[type(value)]
