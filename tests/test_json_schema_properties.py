@@ -27,7 +27,7 @@ from grammar_compiler.json_schema import (
     MAX_DEPTH,
     MAX_ENUM_VALUES,
     MAX_OPTIONAL_PROPERTIES,
-    MAX_OPTIONAL_PROPERTIES_TOTAL,
+    MAX_OPTIONAL_PROPERTIES_SQUARED,
     MAX_PROPERTIES,
     MAX_SCHEMA_BYTES,
 )
@@ -306,10 +306,11 @@ LIMIT_EXAMPLES = [
         {
             "type": "object",
             "properties": {
-                f"o{i}": _optional_object(MAX_OPTIONAL_PROPERTIES_TOTAL // 10) for i in range(11)
+                f"o{i}": _optional_object(MAX_OPTIONAL_PROPERTIES)
+                for i in range(MAX_OPTIONAL_PROPERTIES_SQUARED // MAX_OPTIONAL_PROPERTIES**2 + 1)
             },
         },
-        id="over-MAX_OPTIONAL_PROPERTIES_TOTAL",
+        id="over-MAX_OPTIONAL_PROPERTIES_SQUARED",
     ),
     pytest.param(
         {
