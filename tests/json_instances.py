@@ -166,6 +166,38 @@ _ANNOTATIONS = frozenset(
 )
 
 
+_KIND_KEYWORDS = frozenset(
+    {
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    }
+)
+
+
+def _recursive_definitions(schema: dict) -> bool:
+    """Whether a definition of ``schema`` refers to itself."""
+    for key in ("$defs", "definitions"):
+        for name, definition in schema.get(key, {}).items():
+            if f'/{key}/{name}"' in json.dumps(definition):
+                return True
+    return False
+
+
 def writes(schema: Any) -> bool:
     """Whether :func:`instance_texts` understands every keyword of ``schema``.
 
@@ -186,6 +218,17 @@ def writes(schema: Any) -> bool:
         return False
     if "multipleOf" in schema and not float(schema["multipleOf"]).is_integer():
         return False
+    if "format" in schema and keywords & {"minLength", "maxLength"}:
+        return False  # lengths folded into a format's regex: a subset when parts vary
+    types = schema.get("type")
+    if "array" in ([types] if isinstance(types, str) else types or []) and not (
+        keywords & {"items", "prefixItems"}
+    ):
+        return False  # without items, strict xgrammar generates only []
+    if "type" not in schema and keywords & _KIND_KEYWORDS:
+        return False  # the compiler generates only the kinds these keywords describe
+    if _recursive_definitions(schema):
+        return False  # the writer would follow the recursion without end
     children: list[Any] = []
     for key in ("additionalProperties", "items", "additionalItems"):
         value = schema.get(key)
