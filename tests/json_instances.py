@@ -227,6 +227,8 @@ def writes(schema: Any) -> bool:
         return False  # without items, strict xgrammar generates only []
     if "type" not in schema and keywords & _KIND_KEYWORDS:
         return False  # the compiler generates only the kinds these keywords describe
+    if "oneOf" in keywords:
+        return False  # overlapping branches are enforced as a subset (each minus the others)
     if _recursive_definitions(schema):
         return False  # the writer would follow the recursion without end
     children: list[Any] = []

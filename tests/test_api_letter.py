@@ -11,6 +11,7 @@ import asyncio
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from engine.request import invalid_argument_text, read_invalid_argument
 from frontend.api.pattern_family import PatternCompletionResponse
@@ -326,3 +327,10 @@ def test_choices_carry_logprobs_null_and_tool_calls_only_when_there_are_some() -
     )
     choice = completion.model_dump(mode="json")["choices"][0]
     assert choice == {"index": 0, "text": "hi", "logprobs": None, "finish_reason": "length"}
+
+
+@pytest.mark.parametrize("token_id", [2**31, 16450131842777534314949115904])
+def test_token_ids_beyond_int32_fail_validation(token_id: int) -> None:
+    """Ids travel to Triton as INT32 tensors: a larger one was a 500 (found by the fuzz test)."""
+    with pytest.raises(ValidationError, match="prompt"):
+        CompletionRequest.model_validate({"prompt": [[token_id]], "max_tokens": 1})

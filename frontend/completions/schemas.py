@@ -21,7 +21,9 @@ from engine.params import MAX_LOGIT_BIAS
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64
 
-TokenIds = Annotated[list[Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)]
+TokenIds = Annotated[
+    list[Annotated[StrictInt, Field(ge=0, lt=2**31)]], Field(min_length=1)
+]  # ids travel as INT32 tensors
 Prompt = (
     StrictStr
     | Annotated[list[StrictStr], Field(min_length=1, max_length=MAX_PROMPTS)]
