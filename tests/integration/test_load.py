@@ -46,7 +46,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .conftest import API_KEY, MODEL_NAME, Service
+from .conftest import API_KEY, MODEL_ALIAS, MODEL_NAME, Service
 from .load_driver import (
     CUT,
     FAILED,
@@ -427,7 +427,7 @@ def validate(rng: random.Random) -> Call:
 
 def models(rng: random.Random) -> Call:
     def check(answer: dict[str, Any]) -> str:
-        if [model["id"] for model in answer["data"]] != [MODEL_NAME]:
+        if [model["id"] for model in answer["data"]] != [MODEL_NAME, MODEL_ALIAS]:
             raise Rejected(f"models {answer}")
         return FINISHED
 
