@@ -15,6 +15,9 @@ wanted="$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1) xgram
 # TypeScript compiler, pinned in tests/integration/typescript_judge.
 judge="tests/integration/typescript_judge"
 if [ ! -x "$judge/node_modules/.bin/tsc" ]; then
+  if ! command -v npm >/dev/null; then  # Debian's node, on a machine without one
+    apt-get update -qq && apt-get install -y -qq nodejs npm
+  fi
   echo "setup: installing the TypeScript compiler for the tests (npm ci in $judge)"
   npm ci --prefix "$judge" --no-audit --no-fund --silent
 fi
