@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,12 +12,37 @@ import xgrammar as xgr
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedTokenizerBase
 
 from engine.kv_batch import RunningBatch
+from engine.lean_llama import LeanCausalLM, lean_support_problem
+
+# auto: the lean forward for the Llama family, Hugging Face's modeling for the
+# rest; lean: refuse to start if the model is not of the Llama family; hf:
+# always Hugging Face's modeling.
+MODEL_IMPL_ENV = "CT_MODEL_IMPL"
+MODEL_IMPLS = ("auto", "lean", "hf")
+
+log = logging.getLogger(__name__)
 
 
 def pick_device(requested: str = "auto") -> torch.device:
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(requested)
+
+
+def choose_forward(model: torch.nn.Module, impl: str) -> torch.nn.Module | LeanCausalLM:
+    """The forward the engine will call: the lean one where it reproduces the
+    model exactly, Hugging Face's otherwise (or when asked to)."""
+    if impl not in MODEL_IMPLS:
+        raise ValueError(f"{MODEL_IMPL_ENV}={impl!r}: expected one of {', '.join(MODEL_IMPLS)}")
+    if impl == "hf":
+        return model
+    problem = lean_support_problem(model.config)
+    if problem is None:
+        return LeanCausalLM(model)
+    if impl == "lean":
+        raise ValueError(f"{MODEL_IMPL_ENV}=lean, but the lean forward does not support {problem}")
+    log.info("using Hugging Face's modeling: the lean forward does not support %s", problem)
+    return model
 
 
 def load_tokenizer(model_dir: str | Path) -> PreTrainedTokenizerBase:
@@ -33,7 +60,7 @@ def vocabulary_bytes(tokenizer_info: xgr.TokenizerInfo, vocab_size: int) -> list
 class ModelRunner:
     """The model plus what the engine must know about its vocabulary."""
 
-    model: torch.nn.Module
+    model: torch.nn.Module | LeanCausalLM
     tokenizer: PreTrainedTokenizerBase
     tokenizer_info: xgr.TokenizerInfo
     token_bytes: list[bytes]
@@ -43,7 +70,12 @@ class ModelRunner:
 
     @classmethod
     def load(
-        cls, model_dir: str | Path, *, device: str = "auto", dtype: str = "auto"
+        cls,
+        model_dir: str | Path,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        impl: str | None = None,
     ) -> ModelRunner:
         target = pick_device(device)
         torch_dtype = (
@@ -53,6 +85,7 @@ class ModelRunner:
         )
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch_dtype)
         model.to(target).eval()
+        forward = choose_forward(model, impl or os.environ.get(MODEL_IMPL_ENV, "auto"))
         tokenizer = load_tokenizer(model_dir)
         config = model.config
         vocab_size = int(config.vocab_size)
@@ -62,7 +95,7 @@ class ModelRunner:
             eos.add(int(tokenizer.eos_token_id))
         token_bytes = vocabulary_bytes(tokenizer_info, vocab_size)
         return cls(
-            model=model,
+            model=forward,
             tokenizer=tokenizer,
             tokenizer_info=tokenizer_info,
             token_bytes=token_bytes,

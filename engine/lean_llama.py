@@ -1,0 +1,227 @@
+"""A lean forward pass for Llama-family decoders (Llama, Mistral, Qwen2).
+
+Why it exists: for a small model, Hugging Face's modeling code spends most of
+a decode step on per-operation overhead (module calls, one linear per
+projection, masks and rotary tables rebuilt every call) rather than on
+arithmetic. This forward keeps the same weights in fewer, larger tensors (one
+fused QKV and one fused gate-up matrix per layer), computes the rotary tables
+once, builds the attention mask once per call from the 2-D padding mask (and
+not at all when nothing is padded), and runs plain tensor functions.
+
+It takes the call the engine already makes on a Hugging Face model
+(``input_ids``, ``attention_mask``, ``position_ids``, ``past_key_values`` as a
+``DynamicCache``, ``logits_to_keep``), so ``RunningBatch``'s in-place growable
+cache, its joining and leaving rows, and chunked prefill work unchanged.
+
+Anything it does not reproduce exactly (other architectures, sliding windows,
+rotary scalings other than Llama 3's, non-SiLU activations, partial rotary
+dimensions) is reported by :func:`lean_support_problem`, and the runner keeps
+Hugging Face's own modeling for that model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers import DynamicCache, PretrainedConfig, PreTrainedModel
+
+LEAN_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
+_ROPE_TYPES = frozenset({"default", "llama3"})
+
+
+def _rope_parameters(config: PretrainedConfig) -> dict:
+    """Rotary settings under either spelling transformers has used
+    (``rope_parameters`` since v5, ``rope_theta`` + ``rope_scaling`` before)."""
+    parameters = dict(getattr(config, "rope_parameters", None) or {})
+    if not parameters:
+        parameters = dict(getattr(config, "rope_scaling", None) or {})
+        parameters.setdefault("rope_theta", getattr(config, "rope_theta", 10000.0))
+    parameters.setdefault("rope_type", parameters.get("type", "default"))
+    return parameters
+
+
+def lean_support_problem(config: PretrainedConfig) -> str | None:
+    """Why the lean forward cannot reproduce this model exactly, or None if it can."""
+    model_type = getattr(config, "model_type", "")
+    if model_type not in LEAN_MODEL_TYPES:
+        return f"model_type {model_type!r} is not one of {sorted(LEAN_MODEL_TYPES)}"
+    if getattr(config, "hidden_act", "silu") != "silu":
+        return f"activation {config.hidden_act!r} (only silu)"
+    rope = _rope_parameters(config)
+    if rope["rope_type"] not in _ROPE_TYPES:
+        return f"rotary scaling {rope['rope_type']!r} (only default and llama3)"
+    if float(getattr(config, "partial_rotary_factor", 1.0) or 1.0) != 1.0:
+        return "partial rotary dimensions"
+    if getattr(config, "mlp_bias", False):
+        return "MLP biases"
+    if model_type == "qwen2" and getattr(config, "use_sliding_window", False):
+        return "a sliding attention window"
+    window = getattr(config, "sliding_window", None)
+    if model_type == "mistral" and window is not None and window < config.max_position_embeddings:
+        return "a sliding attention window"
+    return None
+
+
+def _inverse_frequencies(config: PretrainedConfig, head_dim: int) -> torch.Tensor:
+    rope = _rope_parameters(config)
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim
+    inverse = 1.0 / (float(rope["rope_theta"]) ** exponents)
+    if rope["rope_type"] != "llama3":
+        return inverse
+    # Llama 3 keeps high frequencies, divides low ones by `factor`, and blends
+    # the band between (wavelengths measured against the original context).
+    factor = float(rope["factor"])
+    low, high = float(rope["low_freq_factor"]), float(rope["high_freq_factor"])
+    original = float(rope["original_max_position_embeddings"])
+    wavelength = 2 * math.pi / inverse
+    blend = ((original / wavelength - low) / (high - low)).clamp(0.0, 1.0)
+    blended = (1 - blend) * inverse / factor + blend * inverse
+    return torch.where(wavelength > original / low, inverse / factor, blended)
+
+
+@dataclass
+class _Layer:
+    input_norm: torch.Tensor
+    qkv: torch.Tensor
+    qkv_bias: torch.Tensor | None
+    out: torch.Tensor
+    out_bias: torch.Tensor | None
+    post_norm: torch.Tensor
+    gate_up: torch.Tensor
+    down: torch.Tensor
+
+
+@dataclass
+class LeanOutput:
+    """The two fields of a Hugging Face ``CausalLMOutputWithPast`` the engine reads."""
+
+    logits: torch.Tensor
+    past_key_values: DynamicCache
+
+
+def _bias(linear: torch.nn.Linear) -> torch.Tensor | None:
+    return None if linear.bias is None else linear.bias.detach()
+
+
+class LeanCausalLM:
+    """Fused weights and a functional forward; built from a loaded HF model."""
+
+    def __init__(self, model: PreTrainedModel) -> None:
+        config = model.config
+        self.config = config
+        self.device = model.device
+        self.dtype = next(model.parameters()).dtype
+        self.heads = int(config.num_attention_heads)
+        self.kv_heads = int(getattr(config, "num_key_value_heads", None) or self.heads)
+        self.head_dim = int(
+            getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        )
+        self.eps = float(config.rms_norm_eps)
+        decoder = model.model
+        self.embed = decoder.embed_tokens.weight.detach()
+        self.norm = decoder.norm.weight.detach()
+        self.lm_head = model.lm_head.weight.detach()
+        self.layers = [self._fuse(layer) for layer in decoder.layers]
+        self._inverse = _inverse_frequencies(config, self.head_dim)
+        self._cos = self._sin = torch.empty(0)
+        self._grow_rotary(int(config.max_position_embeddings))
+
+    @staticmethod
+    def _fuse(layer: torch.nn.Module) -> _Layer:
+        attention, mlp = layer.self_attn, layer.mlp
+        projections = (attention.q_proj, attention.k_proj, attention.v_proj)
+        biases = [_bias(projection) for projection in projections]
+        return _Layer(
+            input_norm=layer.input_layernorm.weight.detach(),
+            qkv=torch.cat([projection.weight.detach() for projection in projections]),
+            qkv_bias=None if any(bias is None for bias in biases) else torch.cat(biases),
+            out=attention.o_proj.weight.detach(),
+            out_bias=_bias(attention.o_proj),
+            post_norm=layer.post_attention_layernorm.weight.detach(),
+            gate_up=torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()]),
+            down=mlp.down_proj.weight.detach(),
+        )
+
+    def _grow_rotary(self, positions: int) -> None:
+        """Tables of cos/sin per position, computed once (and again only if a
+        position past the configured context ever shows up)."""
+        angles = torch.outer(torch.arange(positions, dtype=torch.float64), self._inverse)
+        angles = torch.cat([angles, angles], dim=-1)
+        self._cos = angles.cos().to(self.device, self.dtype)
+        self._sin = angles.sin().to(self.device, self.dtype)
+
+    def _rotary(self, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        needed = int(position_ids.max()) + 1
+        if needed > self._cos.shape[0]:
+            self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
+        # [batch, 1, tokens, head_dim]: broadcast over heads.
+        return self._cos[position_ids].unsqueeze(1), self._sin[position_ids].unsqueeze(1)
+
+    @staticmethod
+    def _attention_mask(
+        padding: torch.Tensor | None, queries: int, keys: int, device: torch.device
+    ) -> torch.Tensor | None:
+        """Boolean ``[batch, 1, queries, keys]`` (True = may attend), or None
+        for a single unpadded query row per sequence (nothing to mask)."""
+        padded = padding is not None and not bool(padding.all())
+        if queries == 1 and not padded:
+            return None
+        query_at = torch.arange(keys - queries, keys, device=device).unsqueeze(1)
+        allowed = torch.arange(keys, device=device).unsqueeze(0) <= query_at
+        if padded:
+            allowed = allowed & padding.to(device=device, dtype=torch.bool)[:, None, None, :]
+            # A padding query may see nothing else; letting it see itself keeps
+            # its (unused) output finite, so no NaN reaches the cache.
+            allowed = allowed | (torch.arange(keys, device=device) == query_at)
+        return allowed.unsqueeze(0) if allowed.dim() == 2 else allowed
+
+    @torch.inference_mode()
+    def __call__(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        past_key_values: DynamicCache | None = None,
+        use_cache: bool = True,
+        logits_to_keep: int = 0,
+    ) -> LeanOutput:
+        batch, tokens = input_ids.shape
+        cache = past_key_values if past_key_values is not None else DynamicCache()
+        cached = cache.get_seq_length() if len(cache.layers) else 0
+        if position_ids is None:
+            position_ids = torch.arange(cached, cached + tokens, device=input_ids.device)
+            position_ids = position_ids.unsqueeze(0).expand(batch, tokens)
+        cos, sin = self._rotary(position_ids)
+        mask = self._attention_mask(attention_mask, tokens, cached + tokens, input_ids.device)
+        hidden = F.embedding(input_ids, self.embed)
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        for index, layer in enumerate(self.layers):
+            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
+            qkv = F.linear(normed, layer.qkv, layer.qkv_bias)
+            query, key, value = qkv.split((q_size, kv_size, kv_size), dim=-1)
+            query = query.view(batch, tokens, self.heads, self.head_dim).transpose(1, 2)
+            key = key.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
+            value = value.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
+            query, key = _rotate(query, cos, sin), _rotate(key, cos, sin)
+            key, value = cache.update(key, value, index)
+            attended = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=mask, enable_gqa=self.kv_heads != self.heads
+            )
+            attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
+            hidden = hidden + F.linear(attended, layer.out, layer.out_bias)
+            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
+            gate, up = F.linear(normed, layer.gate_up).chunk(2, dim=-1)
+            hidden = hidden + F.linear(F.silu(gate) * up, layer.down)
+        if logits_to_keep:
+            hidden = hidden[:, -logits_to_keep:]
+        hidden = F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps)
+        return LeanOutput(logits=F.linear(hidden, self.lm_head), past_key_values=cache)
+
+
+def _rotate(states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = states.shape[-1] // 2
+    rotated = torch.cat([-states[..., half:], states[..., :half]], dim=-1)
+    return states * cos + rotated * sin
