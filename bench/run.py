@@ -144,9 +144,7 @@ def run(model_dir: Path, out_dir: Path, settings: BenchSettings, skip: set[str])
     report: dict = {
         "run": {
             "mode": "quick" if settings.quick else "full",
-            "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                timespec="seconds"
-            ),
+            "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": " ".join([Path(sys.executable).name, "-m", "bench", *sys.argv[1:]]),
             "skipped": sorted(skip),
             "code": _code_version(),

@@ -17,7 +17,7 @@ import json
 import random
 import string
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pydoc_data.topics import topics
 
 # Bump whenever the generated text changes, so cached models get rebuilt.
@@ -78,7 +78,7 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 WEATHER = ("sunny", "cloudy", "rainy", "windy", "cold", "warm", "foggy")
 # fmt: on
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SPAN_SECONDS = 60 * 365 * 24 * 3600
 
 

@@ -11,9 +11,11 @@ from starlette.types import ASGIApp
 
 from frontend.api import cfg, completions, health, models, regex, typed, validate
 from frontend.body_limit import BodyLimitMiddleware
+from frontend.docs_pages import install_docs_pages
 from frontend.errors import UnexpectedErrorMiddleware, install_error_handlers
 from frontend.logs import configure_logging
 from frontend.metrics import install_metrics
+from frontend.playground import install_playground
 from frontend.request_context import RequestContextMiddleware
 from frontend.settings import Settings
 from frontend.triton_pool import TritonPool
@@ -54,6 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "LLM completions that provably match a regex, grammar, JSON Schema or TypeScript type."
         ),
         lifespan=lifespan,
+        docs_url=None,  # served by install_docs_pages, without a CDN
+        redoc_url=None,
     )
     app.state.settings = settings
     install_error_handlers(app)
@@ -62,4 +66,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(UnexpectedErrorMiddleware)  # last added: outermost, so around the rest
     for module in (health, regex, cfg, typed, validate, completions, models):
         app.include_router(module.router)
+    install_docs_pages(app)
+    install_playground(app)
     return app

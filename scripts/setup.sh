@@ -2,14 +2,16 @@
 # Creates .venv with the pinned packages and the project installed (editable),
 # then fetches the JSON-Schema-Test-Suite into .cache/ for the tests.
 # Idempotent and quick when nothing changed: it reinstalls only when
-# requirements.txt or pyproject.toml differ from the last successful run.
+# the requirement files or pyproject.toml differ from the last successful run.
+# It installs requirements-test.txt: the serving pins plus the local
+# tritonserver (nvidia-pytriton) and the test and benchmark tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 XGRAMMAR_VERSION="0.2.8"
 stamp=".venv/.setup-stamp"
-wanted="$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1) xgrammar==${XGRAMMAR_VERSION}"
+wanted="$(cat requirements.txt requirements-test.txt pyproject.toml | sha256sum | cut -d' ' -f1) xgrammar==${XGRAMMAR_VERSION}"
 
 # The integration tests judge /v1/completion/typed outputs with the real
 # TypeScript compiler, pinned in tests/integration/typescript_judge.
@@ -28,7 +30,7 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing pinned packages into .venv (torch==2.13.0 CPU build, tritonserver via nvidia-pytriton)"
-.venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 # xgrammar's wheel requires the ~1 GB `triton` GPU kernel compiler on Linux
 # x86_64; nothing here uses it, so its other dependencies are pinned in
 # requirements.txt and xgrammar itself goes in without them.

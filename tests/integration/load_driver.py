@@ -401,7 +401,7 @@ async def run_call(client: httpx.AsyncClient, call: Call, *, timeout_s: float, t
         if record.status != call.expected_status:
             raise Rejected(f"status {record.status}, expected {call.expected_status}: {answer}")
         record.outcome = call.check(answer)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         record.problem = f"no complete answer within {timeout_s:.0f} s (hung or lost)"
     except Rejected as error:
         record.problem = str(error)[:600]
