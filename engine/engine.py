@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import torch
@@ -43,14 +43,12 @@ from engine.sampler import (
     sample,
 )
 from engine.stop_strings import StopStringMatcher
+from engine.structured_output import StructuredOutputs
 from engine.text_window import TextWindow
 
 logger = logging.getLogger(__name__)
 
 CANCELLATION_MEMORY_S = 60.0
-# Forced strings (JSON keys, literals) recur across requests; their
-# tokenizations are kept until this many are known, then forgotten at once.
-FORCED_TEXT_CACHE_SIZE = 4096
 
 
 @dataclass
@@ -132,7 +130,15 @@ class Engine:
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
-        self._grammars = grammars
+        self._structured = StructuredOutputs(
+            grammars,
+            vocab_size=runner.vocab_size,
+            eos_token_ids=runner.eos_token_ids,
+            token_bytes=runner.token_bytes,
+            encode=lambda text: runner.tokenizer.encode(text, add_special_tokens=False),
+            max_batch_size=max_batch_size,
+            mask_threads=mask_threads,
+        )
         self._max_batch_size = max_batch_size
         self._cancel_poll_interval_s = cancel_poll_interval_s
         self._compile_budget_s = compile_budget_s
@@ -140,7 +146,6 @@ class Engine:
         self._inbox: queue.SimpleQueue[GenerationRequest | None] = queue.SimpleQueue()
         self._waiting: list[_Waiting] = []
         self._prefilling: list[_Prefill] = []
-        self._forced_text_tokens: dict[str, list[int]] = {}
         self._prefill_chunk_tokens = prefill_chunk_tokens
         # Requests waiting beyond the running batch; more are refused at once
         # rather than queued behind minutes of work.
@@ -148,15 +153,9 @@ class Engine:
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
         self._batch = RunningBatch()
+        self._eos_ids = torch.tensor(sorted(runner.eos_token_ids), dtype=torch.long)
         # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
         self._prompt_logprobs: dict[str, list[TokenLogprob | None]] = {}
-        self._bitmask = xgr.allocate_token_bitmask(max_batch_size, runner.vocab_size)
-        # For _can_continue, on the engine thread (the batch's rows fill on others).
-        self._probe_bitmask = xgr.allocate_token_bitmask(1, runner.vocab_size)
-        self._bit_shifts = torch.arange(32, dtype=torch.int32)
-        self._eos_ids = torch.tensor(sorted(runner.eos_token_ids), dtype=torch.long)
-        self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=mask_threads)
-        self._mask_pool = ThreadPoolExecutor(1, thread_name_prefix="token-masks")
         self._last_cancel_poll = 0.0
         self._cancel_ids: set[str] = set()
         self._cancel_lock = threading.Lock()
@@ -195,8 +194,7 @@ class Engine:
             self._running + [a for p in self._prefilling for a in p.choices],
             "server is shutting down",
         )
-        self._grammars.shutdown()
-        self._mask_pool.shutdown(wait=False)
+        self._structured.shutdown()
 
     # -- loop ---------------------------------------------------------------
 
@@ -248,7 +246,9 @@ class Engine:
             self._end_unstarted(request)
             return
         grammar = (
-            self._grammars.get(request.constraint) if request.constraint.is_constrained else None
+            self._structured.compile(request.constraint)
+            if request.constraint.is_constrained
+            else None
         )
         self._waiting.append(_Waiting(request, grammar, time.monotonic(), truncated))
 
@@ -306,9 +306,7 @@ class Engine:
         self._stepping = self._running + [a for p in self._prefilling for a in p.choices]
         if not self._stepping:
             return
-        rows_at_most = len(self._stepping)
-        if rows_at_most > self._bitmask.shape[0]:  # one request's n exceeds the batch size
-            self._bitmask = xgr.allocate_token_bitmask(rows_at_most, self._runner.vocab_size)
+        self._structured.reserve_rows(len(self._stepping))
         # The running rows' matchers already know their state: their masks are
         # filled on other threads while the model runs.
         masks = self._fill_masks_async(self._running, first_row=0)
@@ -475,7 +473,7 @@ class Engine:
             _Active(
                 state=state,
                 choice_index=index,
-                matcher=xgr.GrammarMatcher(grammar) if grammar is not None else None,
+                matcher=self._structured.matcher(grammar) if grammar is not None else None,
                 sampling=new_sampling_row(
                     params,
                     request.prompt_ids,
@@ -491,29 +489,20 @@ class Engine:
         ]
 
     def _fill_masks_async(self, rows: list[_Active], *, first_row: int) -> Future[None]:
-        """Fills the bitmask rows of ``rows``' constrained matchers with
-        xgrammar's batch API (its own thread pool), off this thread."""
-        constrained = [(first_row + i, a.matcher) for i, a in enumerate(rows) if a.matcher]
-        if not constrained:
-            done: Future[None] = Future()
-            done.set_result(None)
-            return done
-        indices, matchers = (list(part) for part in zip(*constrained, strict=True))
-        return self._mask_pool.submit(
-            self._batch_matcher.batch_fill_next_token_bitmask, matchers, self._bitmask, indices
+        return self._structured.fill_masks_async(
+            [active.matcher for active in rows], first_row=first_row
         )
 
     def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
         sampling_rows = [active.sampling for active in rows]
         apply_penalties(logits, sampling_rows)
-        constrained = [i for i, active in enumerate(rows) if active.matcher is not None]
-        if constrained:
-            bitmask = self._bitmask[: len(rows)].to(logits.device, non_blocking=True)
-            xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained)
-        eos = list(self._runner.eos_token_ids)
-        for i, active in enumerate(rows):
-            if active.request.params.ignore_eos:
-                logits[i, eos] = float("-inf")
+        self._structured.apply_masks(
+            logits, [i for i, active in enumerate(rows) if active.matcher is not None]
+        )
+        ignoring_eos = [i for i, active in enumerate(rows) if active.request.params.ignore_eos]
+        if ignoring_eos:
+            at_rows = torch.tensor(ignoring_eos, device=logits.device).unsqueeze(1)
+            logits[at_rows, self._eos_ids.to(logits.device)] = float("-inf")
         return sample(logits, sampling_rows)
 
     @staticmethod
@@ -529,52 +518,14 @@ class Engine:
     def _jump_forward(self, active: _Active) -> None:
         """Takes the text the grammar forces next as the tokenizer's tokens,
         to be fed in the next step's forward pass with the sampled token."""
-        forced = self._forced_tokens(active)
+        budget = active.max_tokens - active.generated
+        forced = self._structured.forced_tokens(active.matcher, budget)
         for position, token in enumerate(forced):
             if active.finished:
                 break
             self._advance(active, token, None, release=position == len(forced) - 1)
         if forced:
             self._metrics.jump_forward(len(forced))
-
-    def _forced_tokens(self, active: _Active) -> list[int]:
-        """The longest run of the forced string's tokens the grammar accepts,
-        within the choice's token budget.
-
-        Tokens are only used when their bytes spell the forced text exactly
-        (a SentencePiece tokenizer may add a leading space to a lone string).
-        """
-        try:
-            text = active.matcher.find_jump_forward_string()
-        except UnicodeDecodeError:  # xgrammar 0.2.8 cannot return a partial character
-            return []
-        if not text:
-            return []
-        # The last token stays for the model to sample: what follows the forced
-        # text often merges with its end (" 2" rather than " " then "2").
-        ids = self._tokens_of(text)[:-1]
-        if not ids:
-            return []
-        trial = active.matcher.fork()
-        budget = active.max_tokens - active.generated
-        accepted: list[int] = []
-        for token in ids[:budget]:
-            if not trial.accept_token(token):
-                break
-            accepted.append(token)
-        return accepted
-
-    def _tokens_of(self, text: str) -> list[int]:
-        ids = self._forced_text_tokens.get(text)
-        if ids is None:
-            ids = self._runner.tokenizer.encode(text, add_special_tokens=False)
-            spelled = b"".join(self._runner.token_bytes[token] for token in ids)
-            if spelled != text.encode("utf-8"):
-                ids = []
-            if len(self._forced_text_tokens) >= FORCED_TEXT_CACHE_SIZE:
-                self._forced_text_tokens.clear()
-            self._forced_text_tokens[text] = ids
-        return ids
 
     def _advance(
         self,
@@ -616,21 +567,11 @@ class Engine:
         elif active.generated >= active.max_tokens:
             # A complete match that the constraint cannot extend was ended by
             # the constraint (the model could only end it next), not the limit.
-            ended_by_match = complete and not self._can_continue(matcher)
+            ended_by_match = complete and not self._structured.can_continue(matcher)
             reason = FinishReason.STOP if ended_by_match else FinishReason.LENGTH
             self._finish(active, reason, matched=complete, window=window)
         elif window is not None:
             self._emit(active, window)
-
-    def _can_continue(self, matcher: xgr.GrammarMatcher) -> bool:
-        """Whether the constraint allows any token but end-of-sequence next
-        (one mask fill, only when a complete match reaches the token limit)."""
-        matcher.fill_next_token_bitmask(self._probe_bitmask)
-        words = self._probe_bitmask[0]
-        allowed = ((words.unsqueeze(-1) >> self._bit_shifts) & 1).flatten()
-        allowed = allowed[: self._runner.vocab_size].clone()
-        allowed[self._eos_ids] = 0
-        return bool(allowed.any())
 
     def _finish(
         self,

@@ -1,0 +1,144 @@
+"""Everything the engine does with grammars, behind one object.
+
+The engine loop schedules: it decides which rows run, calls the model and
+sends results. What a constraint means for a row — compiling it, a matcher per
+choice, filling and applying token bitmasks, the text it forces next
+(jump-forward) and whether a complete match could still grow — lives here, so
+the loop reads as scheduling and the grammar side can be measured, replaced
+or tested on its own (vLLM splits its ``StructuredOutputManager`` off the
+scheduler for the same reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import torch
+import xgrammar as xgr
+
+from engine.grammar_cache import GrammarCache
+from engine.params import Constraint
+
+# Forced strings (JSON keys, literals) recur across requests; their
+# tokenizations are kept until this many are known, then forgotten at once.
+FORCED_TEXT_CACHE_SIZE = 4096
+
+
+class StructuredOutputs:
+    """Compiled grammars, per-row matchers and the batch's token bitmask."""
+
+    def __init__(
+        self,
+        grammars: GrammarCache,
+        *,
+        vocab_size: int,
+        eos_token_ids: Sequence[int],
+        token_bytes: Sequence[bytes],
+        encode,
+        max_batch_size: int,
+        mask_threads: int,
+    ) -> None:
+        """``encode(text) -> ids`` is the served tokenizer without special
+        tokens; forced text is only taken when those ids spell it exactly."""
+        self._grammars = grammars
+        self._vocab_size = vocab_size
+        self._token_bytes = token_bytes
+        self._encode = encode
+        self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
+        # For can_continue, on the engine thread (the batch's rows fill on others).
+        self._probe_bitmask = xgr.allocate_token_bitmask(1, vocab_size)
+        self._bit_shifts = torch.arange(32, dtype=torch.int32)
+        self._eos_ids = torch.tensor(sorted(eos_token_ids), dtype=torch.long)
+        self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=mask_threads)
+        self._mask_pool = ThreadPoolExecutor(1, thread_name_prefix="token-masks")
+        self._forced_text_tokens: dict[str, list[int]] = {}
+
+    def compile(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
+        """A future of the compiled grammar (cached by the constraint)."""
+        return self._grammars.get(constraint)
+
+    @staticmethod
+    def matcher(grammar: xgr.CompiledGrammar) -> xgr.GrammarMatcher:
+        """A fresh matcher: one per choice, as each choice walks the grammar alone."""
+        return xgr.GrammarMatcher(grammar)
+
+    def reserve_rows(self, rows: int) -> None:
+        """Grows the bitmask when one request's ``n`` exceeds the batch size."""
+        if rows > self._bitmask.shape[0]:
+            self._bitmask = xgr.allocate_token_bitmask(rows, self._vocab_size)
+
+    def fill_masks_async(
+        self, matchers: Sequence[xgr.GrammarMatcher | None], *, first_row: int
+    ) -> Future[None]:
+        """Fills the bitmask rows of the constrained ``matchers`` (row
+        ``first_row + i`` for the i-th) with xgrammar's batch API, on its own
+        threads, so it overlaps the model's forward pass."""
+        constrained = [(first_row + i, m) for i, m in enumerate(matchers) if m is not None]
+        if not constrained:
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+        indices, rows = (list(part) for part in zip(*constrained, strict=True))
+        return self._mask_pool.submit(
+            self._batch_matcher.batch_fill_next_token_bitmask, rows, self._bitmask, indices
+        )
+
+    def apply_masks(self, logits: torch.Tensor, constrained_rows: list[int]) -> None:
+        """Sets the logits of tokens the grammar forbids to -inf, in place."""
+        if constrained_rows:
+            bitmask = self._bitmask[: logits.shape[0]].to(logits.device, non_blocking=True)
+            xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained_rows)
+
+    def forced_tokens(self, matcher: xgr.GrammarMatcher, budget: int) -> list[int]:
+        """The tokens of the text the grammar forces next, as far as the
+        grammar accepts them and within ``budget`` tokens.
+
+        The forced text's last token stays for the model to sample: what
+        follows often merges with it (" 2" rather than " " then "2").
+        """
+        try:
+            text = matcher.find_jump_forward_string()
+        except UnicodeDecodeError:  # xgrammar 0.2.8 cannot return a partial character
+            return []
+        if not text:
+            return []
+        ids = self._tokens_of(text)[:-1]
+        if not ids:
+            return []
+        trial = matcher.fork()
+        accepted: list[int] = []
+        for token in ids[:budget]:
+            if not trial.accept_token(token):
+                break
+            accepted.append(token)
+        return accepted
+
+    def _tokens_of(self, text: str) -> list[int]:
+        """The tokenizer's ids for ``text`` when their bytes spell it exactly
+        (a SentencePiece tokenizer may add a leading space to a lone string),
+        else none."""
+        ids = self._forced_text_tokens.get(text)
+        if ids is None:
+            ids = self._encode(text)
+            spelled = b"".join(self._token_bytes[token] for token in ids)
+            if spelled != text.encode("utf-8"):
+                ids = []
+            if len(self._forced_text_tokens) >= FORCED_TEXT_CACHE_SIZE:
+                self._forced_text_tokens.clear()
+            self._forced_text_tokens[text] = ids
+        return ids
+
+    def can_continue(self, matcher: xgr.GrammarMatcher) -> bool:
+        """Whether the constraint allows any token but end-of-sequence next
+        (one mask fill, only when a complete match reaches the token limit)."""
+        matcher.fill_next_token_bitmask(self._probe_bitmask)
+        words = self._probe_bitmask[0]
+        allowed = ((words.unsqueeze(-1) >> self._bit_shifts) & 1).flatten()
+        allowed = allowed[: self._vocab_size].clone()
+        allowed[self._eos_ids] = 0
+        return bool(allowed.any())
+
+    def shutdown(self) -> None:
+        self._grammars.shutdown()
+        self._mask_pool.shutdown(wait=False)
