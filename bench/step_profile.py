@@ -1,0 +1,226 @@
+"""Where a decode step's milliseconds go, in process: the engine on a real
+model with real xgrammar, no Triton, no HTTP.
+
+The loop is driven here (no engine thread), keeping exactly ``c`` requests
+in flight, and each part of a step is timed exclusively (a part called from
+inside another counts only once): the model's forward, waiting for token
+masks (their filling overlaps the forward on xgrammar's threads and is
+reported separately), sampling, logprobs, per-token bookkeeping (matcher
+advance, text windows, stop checks, building outputs), jump-forward, and the
+rest. Forward time over step time is the share the issue asks to be ≥ 87%
+(step / forward ≤ 1.15); what Triton's IPC and the frontend add on top is
+measured by the served bench (``python -m bench``), not here.
+
+    python -m bench.step_profile --model-dir .cache/models/demo --concurrency 8 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+from bench.workload import PROMPTS, USER_JSON_SCHEMA
+from engine.engine import Engine
+from engine.grammar_cache import GrammarCache
+from engine.model_runner import ModelRunner
+from engine.params import Constraint, ConstraintType, SamplingParams
+from engine.request import GenerationRequest, StepOutput
+from grammar_compiler import compile_json_schema
+
+# Parts of a step, timed exclusively; "other" is the step minus all of them.
+PARTS = {
+    "_prefill_some": "prefill",
+    "_sample": "sample",
+    "_logprobs": "logprobs",
+    "_advance": "advance",
+    "_jump_forward": "jump_forward",
+}
+
+
+class ExclusiveTimer:
+    """Accumulates wall time per part, a nested part's time taken out of its caller's."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[list[float]] = []  # [start, time spent in children]
+        self._owner = threading.get_ident()
+
+    def wrap(self, function: Callable, part: str) -> Callable:
+        def timed(*args, **kwargs):
+            if threading.get_ident() != self._owner:
+                return function(*args, **kwargs)
+            self._stack.append([time.perf_counter(), 0.0])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                started, in_children = self._stack.pop()
+                spent = time.perf_counter() - started
+                self.totals[part] += spent - in_children
+                if self._stack:
+                    self._stack[-1][1] += spent
+
+        return timed
+
+    def wrap_future(self, future: Future, part: str) -> Future:
+        """Times how long ``result()`` blocks: the step waiting on mask fills."""
+        result = future.result
+        future.result = self.wrap(result, part)  # type: ignore[method-assign]
+        return future
+
+
+class _CountingSink:
+    """Counts finished requests; a failure is recorded, as raising would land
+    on the engine's own error handling rather than here."""
+
+    def __init__(self, done: list[int], failures: list[str]) -> None:
+        self._done = done
+        self._failures = failures
+
+    def send(self, output: StepOutput) -> None:
+        if output.request_done:
+            self._done.append(1)
+
+    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
+        self._failures.append(message)
+
+    def is_cancelled(self) -> bool:
+        return False
+
+
+def _instrument(engine: Engine, timer: ExclusiveTimer) -> dict[str, float]:
+    """Wraps the engine's parts on this instance; returns the mask-fill totals
+    measured on xgrammar's worker thread."""
+    for method, part in PARTS.items():
+        setattr(engine, method, timer.wrap(getattr(engine, method), part))
+    runner = engine._runner
+    runner.decode = timer.wrap(runner.decode, "forward")  # type: ignore[method-assign]
+    fill = engine._fill_masks_async
+    engine._fill_masks_async = lambda rows, first_row: timer.wrap_future(  # type: ignore[method-assign]
+        fill(rows, first_row=first_row), "mask_wait"
+    )
+    fills = {"seconds": 0.0}
+    batch_matcher = engine._structured._batch_matcher
+    original_fill = batch_matcher.batch_fill_next_token_bitmask
+
+    class _TimedBatchMatcher:
+        def batch_fill_next_token_bitmask(self, *args):
+            started = time.perf_counter()
+            try:
+                return original_fill(*args)
+            finally:
+                fills["seconds"] += time.perf_counter() - started
+
+    engine._structured._batch_matcher = _TimedBatchMatcher()
+    return fills
+
+
+def profile(
+    runner: ModelRunner, constraint: Constraint, concurrency: int, steps: int, max_tokens: int
+) -> dict:
+    """Drives ``steps`` measured steps with ``concurrency`` requests always running."""
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=max(concurrency, 8))
+    timer = ExclusiveTimer()
+    fills = _instrument(engine, timer)
+    done: list[int] = []
+    failures: list[str] = []
+    submitted = 0
+
+    def submit() -> None:
+        nonlocal submitted
+        prompt = PROMPTS[submitted % len(PROMPTS)]
+        params = SamplingParams(
+            max_tokens=max_tokens,
+            temperature=1.0,
+            seed=1000 + submitted,
+            ignore_eos=True,
+            stop_after_match=False,
+        )
+        engine.submit(
+            GenerationRequest(
+                request_id=f"r{submitted}",
+                prompt_ids=runner.tokenizer.encode(prompt),
+                params=params,
+                constraint=constraint,
+                sink=_CountingSink(done, failures),
+            )
+        )
+        submitted += 1
+
+    for _ in range(concurrency):
+        submit()
+    deadline = time.monotonic() + 120
+    while len(engine._running) < concurrency:  # the grammar compiles off the loop
+        if time.monotonic() > deadline:
+            raise RuntimeError("the batch did not fill within 120 s")
+        engine._drain_inbox(block=False)
+        engine.step()
+        time.sleep(0.001)
+    step_seconds: list[float] = []
+    warmup = max_tokens  # every row has been replaced once: a steady mix of ages
+    for index in range(warmup + steps):
+        if index == warmup:
+            timer.totals.clear()
+            fills["seconds"] = 0.0
+        while submitted - len(done) < concurrency:
+            submit()
+        engine._drain_inbox(block=False)
+        started = time.perf_counter()
+        engine.step()
+        if index >= warmup:
+            step_seconds.append(time.perf_counter() - started)
+    if failures:
+        raise RuntimeError(f"requests failed while profiling: {failures[:3]}")
+    engine.shutdown()  # fails the requests still running: expected, not counted
+    total = sum(step_seconds)
+    parts = {part: seconds * 1000 / steps for part, seconds in timer.totals.items()}
+    parts["other"] = total * 1000 / steps - sum(parts.values())
+    forward = parts.get("forward", 0.0)
+    return {
+        "concurrency": concurrency,
+        "constraint": constraint.type.value,
+        "steps": steps,
+        "step_ms_mean": total * 1000 / steps,
+        "step_ms_p50": statistics.median(step_seconds) * 1000,
+        "parts_ms_mean": {part: round(ms, 4) for part, ms in sorted(parts.items())},
+        "mask_fill_ms_mean_overlapped": fills["seconds"] * 1000 / steps,
+        "step_over_forward": (total * 1000 / steps) / forward if forward else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", type=Path, default=Path(".cache/models/demo"))
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--output", type=Path, help="also write the results here as JSON")
+    args = parser.parse_args()
+    runner = ModelRunner.load(args.model_dir, device="cpu")
+    schema = Constraint(
+        type=ConstraintType.JSON_SCHEMA,
+        value=compile_json_schema(json.dumps(USER_JSON_SCHEMA)).value,
+    )
+    results = [
+        profile(runner, constraint, concurrency, args.steps, args.max_tokens)
+        for concurrency in args.concurrency
+        for constraint in (schema, Constraint())
+    ]
+    text = json.dumps(
+        {"model_dir": str(args.model_dir), "vocab_size": runner.vocab_size, "results": results},
+        indent=2,
+    )
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
