@@ -32,10 +32,10 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
+from demo_model.chat import CHAT_TEMPLATE, EOS_TOKEN
 from demo_model.corpus import CORPUS_VERSION, build_corpus
 
 BOS_TOKEN = "<s>"
-EOS_TOKEN = "</s>"
 PAD_TOKEN = "<pad>"
 # Tokens that grammars written for reasoning and tool-calling models name
 # (llguidance's ``<think>``, Llama 3.1's ``<|python_tag|>``), so the served
@@ -291,6 +291,7 @@ def wrap_tokenizer(backend: Tokenizer, max_length: int) -> PreTrainedTokenizerFa
         add_eos_token=False,
         clean_up_tokenization_spaces=False,
         model_max_length=max_length,
+        chat_template=CHAT_TEMPLATE,
     )
 
 

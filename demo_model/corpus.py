@@ -20,8 +20,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pydoc_data.topics import topics
 
+from demo_model.chat import conversation
+
 # Bump whenever the generated text changes, so cached models get rebuilt.
-CORPUS_VERSION = 1
+CORPUS_VERSION = 2
 
 # Share of the corpus (at most) taken from the pydoc reference text; the rest is
 # generated, which keeps the structured formats well represented.
@@ -462,8 +464,15 @@ def prose(rng: random.Random) -> str:
     return " ".join(_sentence(rng) for _ in range(rng.randint(1, 5)))
 
 
+def chat_conversation(rng: random.Random) -> str:
+    """A conversation in the chat template's layout; JSON answers are one line
+    with the separators constrained output uses (", " and ": ")."""
+    return conversation(rng, lambda r: json.dumps(r.choice(JSON_MAKERS)(r), ensure_ascii=False))
+
+
 GENERATORS: tuple[tuple[Callable[[random.Random], str], float], ...] = (
     (json_document, 0.4),
+    (chat_conversation, 0.2),
     (prose, 0.2),
     (labelled_values, 0.1),
     (value_list, 0.1),

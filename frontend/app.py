@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
-from frontend.api import cfg, completions, health, models, regex, typed, validate
+from frontend.api import cfg, chat, completions, health, models, regex, typed, validate
 from frontend.body_limit import BodyLimitMiddleware
 from frontend.docs_pages import install_docs_pages
 from frontend.errors import UnexpectedErrorMiddleware, install_error_handlers
@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     install_metrics(app)
     app.add_middleware(UnexpectedErrorMiddleware)  # last added: outermost, so around the rest
-    for module in (health, regex, cfg, typed, validate, completions, models):
+    for module in (health, regex, cfg, typed, validate, completions, chat, models):
         app.include_router(module.router)
     install_docs_pages(app)
     install_playground(app)

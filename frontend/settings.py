@@ -51,6 +51,7 @@ class Settings:
     triton_model: str = "ensemble"
     triton_decoder_model: str = "constrained_decoder"
     triton_tokenizer_model: str = "tokenizer"
+    triton_chat_template_model: str = "chat_template"
     model_name: str = "default"
     served_model_names: tuple[str, ...] = ()
     """More names the model answers to on /v1/completions (a client's
@@ -99,6 +100,9 @@ class Settings:
             ),
             triton_tokenizer_model=os.environ.get(
                 "CT_TRITON_TOKENIZER_MODEL", cls.triton_tokenizer_model
+            ),
+            triton_chat_template_model=os.environ.get(
+                "CT_TRITON_CHAT_TEMPLATE_MODEL", cls.triton_chat_template_model
             ),
             model_name=os.environ.get("CT_MODEL_NAME") or _name_of(os.environ.get("CT_MODEL_DIR")),
             served_model_names=_names(os.environ.get("CT_SERVED_MODEL_NAMES", "")),

@@ -194,12 +194,14 @@ class TritonEngineClient:
         *,
         timeout_s: float,
         tokenizer_model: str = "tokenizer",
+        chat_template_model: str = "chat_template",
     ) -> None:
         self.url = url
         self._client = grpcclient.InferenceServerClient(url, channel_args=_CHANNEL_ARGS)
         self._model = model
         self._decoder_model = decoder_model
         self._tokenizer_model = tokenizer_model
+        self._chat_template_model = chat_template_model
         self._timeout_s = timeout_s
         self._cancellations: set[asyncio.Task] = set()
         self._in_flight: set[_Generation] = set()
@@ -255,6 +257,21 @@ class TritonEngineClient:
             return None
         except InferenceServerException as error:
             return error.message() or str(error)
+
+    async def render_chat(self, conversation: str) -> str:
+        """The prompt for a conversation (``{"messages", "tools"}`` as JSON),
+        laid out by the served model's chat template in Triton."""
+        try:
+            result = await self._client.infer(
+                self._chat_template_model,
+                [_bytes_input("chat_request", conversation)],
+                client_timeout=self._timeout_s,
+            )
+        except InferenceServerException as error:
+            raise self._noted(_as_api_error(error)) from None
+        except grpc.RpcError as error:
+            raise self._noted(_rpc_error(error)) from None
+        return _scalar(result, "text_output").decode("utf-8")
 
     async def restart_model(self, model: str) -> None:
         """Unloads and loads ``model`` again, which starts a new stub process.

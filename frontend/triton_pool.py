@@ -43,6 +43,7 @@ class TritonPool:
                         settings.triton_model,
                         settings.triton_decoder_model,
                         tokenizer_model=settings.triton_tokenizer_model,
+                        chat_template_model=settings.triton_chat_template_model,
                         timeout_s=settings.request_timeout_s,
                     ),
                     decoder_model=settings.triton_decoder_model,
@@ -84,3 +85,7 @@ class TritonPool:
         client = self._choose()
         TRITON_GENERATIONS.labels(client.url).inc()
         return client.generate(prompt, params, constraint)
+
+    async def render_chat(self, conversation: str) -> str:
+        """The chat template's prompt for a conversation, from a ready endpoint."""
+        return await self._choose().render_chat(conversation)

@@ -30,7 +30,7 @@ from frontend.triton_pool import TritonPool
 logger = logging.getLogger(__name__)
 
 
-async def _merged_chunks(
+async def merged_chunks(
     engine: TritonPool,
     plan: CompletionPlan,
     runs: list[PromptRun],
@@ -78,7 +78,7 @@ def _located(error: Exception, plan: CompletionPlan) -> Exception:
     return error
 
 
-def _usage(runs: list[PromptRun]) -> Usage:
+def usage_of(runs: list[PromptRun]) -> Usage:
     prompt = sum(run.prompt_tokens for run in runs)
     completion = sum(run.completion_tokens for run in runs)
     TOKENS.labels("prompt").inc(prompt)
@@ -88,18 +88,18 @@ def _usage(runs: list[PromptRun]) -> Usage:
     )
 
 
-def _runs(plan: CompletionPlan) -> list[PromptRun]:
+def prompt_runs(plan: CompletionPlan) -> list[PromptRun]:
     return [PromptRun(plan, index, prompt) for index, prompt in enumerate(plan.prompts)]
 
 
 async def complete(request: Request, plan: CompletionPlan) -> Completion:
     """The whole completion in one response."""
-    runs = _runs(plan)
+    runs = prompt_runs(plan)
     created = int(time.time())
 
     async def collect() -> None:
         async with contextlib.aclosing(
-            _merged_chunks(request.app.state.engine, plan, runs, COLLECT_INTERVAL_MS)
+            merged_chunks(request.app.state.engine, plan, runs, COLLECT_INTERVAL_MS)
         ) as chunks:
             async for run, chunk in chunks:
                 await run.add(chunk)
@@ -110,11 +110,11 @@ async def complete(request: Request, plan: CompletionPlan) -> Completion:
         created=created,
         model=plan.model,
         choices=[choice for run in runs for choice in run.best_choices()],
-        usage=_usage(runs),
+        usage=usage_of(runs),
     )
 
 
-def _event(payload: dict | str) -> bytes:
+def sse_event(payload: dict | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {data}\n\n".encode()
 
@@ -125,9 +125,9 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
     The first chunk is awaited before answering, so a request the pipeline
     refuses (a grammar that fails to compile) gets a proper HTTP error.
     """
-    runs = _runs(plan)
+    runs = prompt_runs(plan)
     completion_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
-    chunks = _merged_chunks(
+    chunks = merged_chunks(
         request.app.state.engine, plan, runs, request.app.state.settings.stream_interval_ms
     )
     try:
@@ -148,7 +148,7 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
         }
         if usage is not None:
             body["usage"] = usage.model_dump()
-        return _event(body)
+        return sse_event(body)
 
     async def piece_event(run: PromptRun, chunk: Chunk) -> bytes | None:
         index, piece = await run.add(chunk)
@@ -172,12 +172,12 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
                 async for run, chunk in chunks:
                     if (data := await piece_event(run, chunk)) is not None:
                         yield data
-            yield event([], _usage(runs))
+            yield event([], usage_of(runs))
         except APIError as error:
-            yield _event(openai_error_body(error))
+            yield sse_event(openai_error_body(error))
         finally:
             await chunks.aclose()
-        yield _event("[DONE]")
+        yield sse_event("[DONE]")
 
     return StreamingResponse(
         events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}

@@ -1,0 +1,1 @@
+"""``POST /v1/chat/completions``: OpenAI's chat API over the completions path."""
