@@ -23,7 +23,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 CHAT_TEMPLATE = (
     "{%- if tools -%}"
     "{{- '<|system|>\\nYou can call these tools. To call one, answer with "
-    '<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>.\\n\' -}}'
+    '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.\\n\' -}}'
     "{%- for tool in tools -%}{{- tool.function | tojson -}}{{- '\\n' -}}{%- endfor -%}"
     "{%- endif -%}"
     "{%- for message in messages -%}"

@@ -67,13 +67,16 @@ def is_plain_text(text: str) -> bool:
     return not text.startswith(TOOL_CALL_OPEN)
 
 
-def tool_calls_judge(arguments_judges: Mapping[str, Judge], *, allow_text: bool) -> Judge:
+def tool_calls_judge(
+    arguments_judges: Mapping[str, Judge], *, allow_text: bool, parallel: bool = True
+) -> Judge:
     """The judge of a completion that may call the tools in ``arguments_judges``.
 
     Args:
         arguments_judges: for each tool that may be called, the judge of its
             arguments as JSON text.
         allow_text: whether plain text passes too (``tool_choice="auto"``).
+        parallel: whether several calls may follow each other.
     """
 
     def judge(text: str) -> str | None:
@@ -83,6 +86,8 @@ def tool_calls_judge(arguments_judges: Mapping[str, Judge], *, allow_text: bool)
             calls = _read_calls(text)
         except _Malformed as malformed:
             return str(malformed)
+        if not parallel and len(calls) > 1:
+            return f"{len(calls)} tool calls where parallel_tool_calls allows one"
         for number, call in enumerate(calls, start=1):
             if call.name not in arguments_judges:
                 return f"tool call {number}: no tool named {call.name!r} may be called"

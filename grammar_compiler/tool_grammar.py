@@ -31,8 +31,11 @@ _ANY_CHARACTER = "[\\u0000-\\U0010FFFF]"
 _CLASS_METACHARACTERS = frozenset("\\]^-")
 
 
-def tool_calls_grammar(arguments_schemas: Mapping[str, str], *, allow_text: bool) -> str:
-    """xgrammar EBNF (root ``root``) for one or more calls of the given tools.
+def tool_calls_grammar(
+    arguments_schemas: Mapping[str, str], *, allow_text: bool, parallel: bool = True
+) -> str:
+    """xgrammar EBNF (root ``root``) for one or more calls of the given tools
+    (exactly one unless ``parallel``).
 
     Args:
         arguments_schemas: each callable tool's name and the canonical JSON
@@ -43,7 +46,7 @@ def tool_calls_grammar(arguments_schemas: Mapping[str, str], *, allow_text: bool
     one_call = xgrammar.Grammar.union(
         *(_call(name, schema) for name, schema in arguments_schemas.items())
     )
-    grammar = _one_or_more(one_call)
+    grammar = _one_or_more(one_call) if parallel else one_call
     if allow_text:
         grammar = xgrammar.Grammar.union(grammar, _not_starting_with(TOOL_CALL_OPEN))
     ebnf = str(grammar)

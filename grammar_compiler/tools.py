@@ -57,15 +57,20 @@ _NO_PARAMETERS = {"type": "object", "properties": {}, "additionalProperties": Fa
 
 
 def tools_constraint(
-    tools: list[dict[str, Any]] | None, tool_choice: str | dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | dict[str, Any] | None = None,
+    *,
+    parallel: bool = True,
 ) -> CanonicalConstraint | None:
     """The constraint a completion with these ``tools`` and ``tool_choice`` follows.
 
     ``tool_choice`` None means ``"auto"`` when there are tools, else ``"none"``.
     Returns None when the completion is not constrained (``"none"``, or
-    ``"auto"`` without tools). The constraint is xgrammar EBNF (kind
-    ``"ebnf"``) with a judge that parses the calls and checks each one's
-    name and (strict tools) arguments with ``jsonschema``.
+    ``"auto"`` without tools). ``parallel`` False (OpenAI's
+    ``parallel_tool_calls``) allows one call instead of one or more. The
+    constraint is xgrammar EBNF (kind ``"ebnf"``) with a judge that parses
+    the calls and checks each one's name and (strict tools) arguments with
+    ``jsonschema``.
 
     Raises:
         FieldError: a tool or ``tool_choice`` is malformed, a name is invalid
@@ -82,11 +87,13 @@ def tools_constraint(
         value=tool_calls_grammar(
             {name: constraint.value for name, constraint in arguments.items()},
             allow_text=allow_text,
+            parallel=parallel,
         ),
         source_language=SOURCE_LANGUAGE,
         judge=tool_calls_judge(
             {name: constraint.judge for name, constraint in arguments.items()},
             allow_text=allow_text,
+            parallel=parallel,
         ),
         report=ConstraintReport.combined(
             constraint.report for constraint in arguments.values() if constraint.report

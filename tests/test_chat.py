@@ -57,7 +57,6 @@ def test_without_a_limit_the_model_ends_its_own_turn() -> None:
         ({"top_logprobs": 2}, "top_logprobs"),
         ({"logprobs": True, "top_logprobs": 9}, "top_logprobs"),
         ({"stream_options": {"include_usage": True}}, "stream_options"),
-        ({"parallel_tool_calls": False}, "parallel_tool_calls"),
         ({"model": "gpt-4o"}, "model"),
         ({"tool_choice": "required"}, "tool_choice"),
         (
@@ -174,3 +173,14 @@ def test_streamed_content_is_held_only_while_it_may_be_tool_calls() -> None:
     assert call.take(Piece("}</tool_call>", None, "tool_calls"))[0].startswith("<tool_call>")
     plain = _HeldContent(watching=False)
     assert plain.take(Piece("<tool_call>", None)) == ("<tool_call>", [])
+
+
+def test_parallel_tool_calls_false_allows_exactly_one_call() -> None:
+    tool = {"type": "function", "function": {"name": "f", "strict": True}}
+    single = _plan(tools=[tool], tool_choice="required", parallel_tool_calls=False)
+    several = _plan(tools=[tool], tool_choice="required")
+    call = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    assert single.completion.constraint.judge(call) is None
+    assert "parallel_tool_calls" in single.completion.constraint.judge(f"{call}\n{call}")
+    assert several.completion.constraint.judge(f"{call}\n{call}") is None
+    assert single.completion.constraint.value != several.completion.constraint.value

@@ -66,13 +66,6 @@ def plan_chat(
     top_logprobs = _top_logprobs(body)
     if body.stream_options is not None and not body.stream:
         raise APIError(400, "stream_options: only allowed with stream", param="stream_options")
-    if body.parallel_tool_calls is False:
-        raise APIError(
-            400,
-            "parallel_tool_calls: false is not supported; the tool-call grammar allows one or "
-            "more calls",
-            param="parallel_tool_calls",
-        )
     completion_body = CompletionRequest.model_construct(
         **{name: getattr(body, name) for name in _SAME_FIELDS},
         prompt="",
@@ -83,7 +76,9 @@ def plan_chat(
         truncate_sequence=False,
     )
     return ChatPlan(
-        completion=_planned(completion_body, served_model, aliases),
+        completion=_planned(
+            completion_body, served_model, aliases, body.parallel_tool_calls is not False
+        ),
         conversation=_conversation(body),
         max_tokens_field=max_tokens_field,
         top_logprobs=top_logprobs,
@@ -92,10 +87,10 @@ def plan_chat(
 
 
 def _planned(
-    body: CompletionRequest, served_model: str, aliases: Collection[str]
+    body: CompletionRequest, served_model: str, aliases: Collection[str], parallel: bool
 ) -> CompletionPlan:
     try:
-        return plan_completion(body, served_model, aliases)
+        return plan_completion(body, served_model, aliases, parallel_tool_calls=parallel)
     except APIError as error:
         if error.param in _CHAT_PARAM:
             error.param = _CHAT_PARAM[error.param]

@@ -55,12 +55,17 @@ class CompletionPlan:
 
 
 def plan_completion(
-    body: CompletionRequest, served_model: str, aliases: Collection[str] = ()
+    body: CompletionRequest,
+    served_model: str,
+    aliases: Collection[str] = (),
+    *,
+    parallel_tool_calls: bool = True,
 ) -> CompletionPlan:
     """Validates everything a field's type alone cannot and builds the plan.
 
     The one served model answers to its name, its ``aliases``, ``"default"``
-    and no name at all; responses report its own name.
+    and no name at all; responses report its own name. ``parallel_tool_calls``
+    (the chat route's field) False allows one tool call instead of several.
     """
     require_text(body)
     if body.model is not None and body.model not in (served_model, "default", *aliases):
@@ -96,7 +101,7 @@ def plan_completion(
             "sequences per request",
             param="n" if best_of == n else "best_of",
         )
-    constraint, constraint_field, calls_tools = _constraint(body)
+    constraint, constraint_field, calls_tools = _constraint(body, parallel_tool_calls)
     params = _sampling(body, best_of)
     return CompletionPlan(
         model=served_model,
@@ -194,7 +199,9 @@ def _sampling(body: CompletionRequest, sequences: int) -> SamplingParams:
     )
 
 
-def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, str | None, bool]:
+def _constraint(
+    body: CompletionRequest, parallel_tool_calls: bool
+) -> tuple[CanonicalConstraint | None, str | None, bool]:
     """The one constraint of the request, the field that gives it, and whether
     the output may be tool calls.
 
@@ -237,7 +244,7 @@ def _constraint(body: CompletionRequest) -> tuple[CanonicalConstraint | None, st
                 if tool_choice is not None and not isinstance(tool_choice, str)
                 else json.dumps(tool_choice or "auto")
             )
-            constraint = _tools(tools, choice)
+            constraint = _tools(tools, choice, parallel_tool_calls)
             if constraint is None:  # tool_choice "none"
                 return None, None, False
             return constraint, "tools", True
@@ -267,5 +274,5 @@ def _response_format(response_format: str) -> CanonicalConstraint:
 
 
 @translation_cache("completions_tools")
-def _tools(tools: str, tool_choice: str) -> CanonicalConstraint:
-    return tools_constraint(json.loads(tools), json.loads(tool_choice))
+def _tools(tools: str, tool_choice: str, parallel: bool) -> CanonicalConstraint:
+    return tools_constraint(json.loads(tools), json.loads(tool_choice), parallel=parallel)
