@@ -26,7 +26,7 @@ STREAM_TIMEOUT_S = 600.0
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """One ensemble request: the four inputs of README's ensemble table."""
+    """One ensemble request: the four inputs of the ensemble table in docs/triton.md."""
 
     prompt: str
     params: dict = field(hash=False)
