@@ -1,8 +1,13 @@
-"""User constraints (regex now; BNF/GBNF, Lark, JSON Schema, TypeScript types later) -> xgrammar.
+"""What users write -> what xgrammar compiles, plus an independent judge.
 
-Pure Python, no Triton: the HTTP frontend uses it to reject a bad constraint
-early with a 400 that says where the mistake is (``ConstraintError``), and the
-decoder uses it to get the one canonical form that xgrammar compiles.
+Regexes, the cfg document's BNF, GBNF/xgrammar EBNF, Lark, llguidance's
+wrapper, JSON Schema (drafts 4 to 2020-12), TypeScript type definitions,
+OpenAI's ``response_format`` and tools each become one canonical constraint
+(a regex, EBNF or JSON Schema for xgrammar) with a report of what is enforced
+and a judge that re-checks outputs without xgrammar. Pure Python, no Triton:
+the HTTP frontend uses it to reject a bad constraint early with a 400 that
+says where the mistake is (``ConstraintError``), and the decoder compiles the
+canonical form.
 """
 
 from grammar_compiler.cfg import compile_grammar

@@ -6,6 +6,7 @@ import json
 import time
 import uuid
 
+import grafana_dashboard
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -143,3 +144,18 @@ def test_timeout_is_counted_as_a_cancellation(
     assert response.status_code == 504, response.text
     assert _value(samples, "ct_generation_cancellations_total", cause="timeout") == 1
     assert _value(samples, "ct_generations_in_flight") == 0
+
+
+def test_every_metric_on_the_grafana_dashboard_is_exported(service: Service) -> None:
+    """The dashboard's queries read what the live stack exports: the
+    frontend's /metrics and Triton's metrics port (the decoder's own
+    families and Triton's per-model counters)."""
+    with service.client() as client:
+        assert client.post("/v1/completion/regex", json=REGEX).status_code == 200
+    exported = set()
+    for url in (f"{service.frontend.url}/metrics", service.triton.metrics_url):
+        text = httpx.get(url, timeout=30).text
+        for family in text_string_to_metric_families(text):
+            exported |= {family.name, f"{family.name}_total"}
+    missing = grafana_dashboard.metric_names(grafana_dashboard.load()) - exported
+    assert not missing, missing
