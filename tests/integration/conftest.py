@@ -7,6 +7,7 @@ stopped by process id, even when tests fail.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,32 +39,36 @@ class Service:
         return httpx.Client(base_url=self.frontend.url, headers=headers, timeout=timeout)
 
 
-@pytest.fixture(scope="session")
-def triton(
-    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TritonServer]:
-    logs = tmp_path_factory.mktemp("logs")
-    server = TritonServer(
+@contextmanager
+def served(model_dir: Path, logs: Path, **frontend_env: str) -> Iterator[Service]:
+    """tritonserver on the real model repository serving ``model_dir``, and
+    the frontend in front of it; both stopped by process id on leaving."""
+    triton = TritonServer(
         REPO_ROOT / "model_repository",
-        env={"CT_MODEL_DIR": str(tiny_model_dir)},
+        env={"CT_MODEL_DIR": str(model_dir)},
         log_file=logs / "triton.log",
         startup_timeout=240.0,
     )
-    with server:
-        yield server
+    with triton:
+        frontend = FrontendServer(
+            env={"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY, **frontend_env},
+            log_file=logs / "frontend.log",
+        )
+        with frontend:
+            yield Service(triton, frontend)
 
 
 @pytest.fixture(scope="session")
-def service(triton: TritonServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    logs = tmp_path_factory.mktemp("frontend-logs")
-    frontend = FrontendServer(
-        env={
-            "CT_TRITON_URL": triton.grpc_url,
-            "CT_API_KEYS": API_KEY,
-            "CT_MODEL_NAME": MODEL_NAME,
-            "CT_SERVED_MODEL_NAMES": MODEL_ALIAS,
-        },
-        log_file=logs / "frontend.log",
-    )
-    with frontend:
-        yield Service(triton, frontend)
+def service(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    with served(
+        tiny_model_dir,
+        tmp_path_factory.mktemp("logs"),
+        CT_MODEL_NAME=MODEL_NAME,
+        CT_SERVED_MODEL_NAMES=MODEL_ALIAS,
+    ) as stack:
+        yield stack
+
+
+@pytest.fixture(scope="session")
+def triton(service: Service) -> TritonServer:
+    return service.triton
