@@ -9,6 +9,7 @@ while the API is not.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -109,6 +110,29 @@ def test_playground_checks_generates_and_shows_the_verdict(
     assert ttft.endswith(" ms")
     assert "/v1/completions" in curl and '"response_format"' in curl
     assert "client.completions.create" in python
+    assert SCHEMA in _dicts_within(_keyword_literal(python, "extra_body")), python
+
+
+def _keyword_literal(source: str, name: str) -> object:
+    """The value of keyword argument ``name`` in Python ``source``, which must
+    be a real literal (True, not JSON's true) for ``literal_eval``."""
+    tree = ast.parse(source)
+    (value,) = [
+        node.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == name
+    ]
+    return ast.literal_eval(value)
+
+
+def _dicts_within(value: object) -> list[dict]:
+    found = []
+    if isinstance(value, dict):
+        found.append(value)
+        for child in value.values():
+            found += _dicts_within(child)
+    elif isinstance(value, list):
+        for child in value:
+            found += _dicts_within(child)
+    return found
 
 
 def test_playground_shows_a_grammar_error_at_its_line_and_column(open_frontend: str) -> None:

@@ -157,6 +157,21 @@ function scheduleCheck() {
   renderSnippets();
 }
 
+// A Python literal for a JSON value: True/False/None, and strings as JSON
+// string literals, which Python reads the same way.
+function pyLiteral(value, indent = "") {
+  if (value === null) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (typeof value !== "object") return JSON.stringify(value);
+  const inner = indent + "    ";
+  const items = Array.isArray(value)
+    ? value.map((item) => inner + pyLiteral(item, inner))
+    : Object.keys(value).map((key) => `${inner}${JSON.stringify(key)}: ${pyLiteral(value[key], inner)}`);
+  const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
+  return items.length ? `${open}\n${items.join(",\n")},\n${indent}${close}` : open + close;
+}
+
 function renderSnippets() {
   let path, body;
   try {
@@ -172,14 +187,14 @@ function renderSnippets() {
   if (path === "/v1/completions") {
     const { model, prompt, max_tokens, stream, ...extra } = body;
     $("python-snippet").textContent =
-      `from openai import OpenAI\n\nclient = OpenAI(base_url="${origin}/v1", api_key=os.environ["CT_API_KEY"])\n` +
+      `import os\n\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${origin}/v1", api_key=os.environ["CT_API_KEY"])\n` +
       `stream = client.completions.create(\n    model=${JSON.stringify(model)},\n    prompt=${JSON.stringify(prompt)},\n    max_tokens=${max_tokens},\n    stream=True,\n` +
-      `    extra_body=${JSON.stringify(extra, null, 4).replaceAll("\n", "\n    ").replaceAll("true", "True").replaceAll("false", "False").replaceAll("null", "None")},\n)\n` +
+      `    extra_body=${pyLiteral(extra, "    ")},\n)\n` +
       `for chunk in stream:\n    print(chunk.choices[0].text, end="", flush=True)`;
   } else {
     $("python-snippet").textContent =
       `import os, httpx\n\nresponse = httpx.post(\n    "${origin}${path}",\n    headers={"Authorization": f"Bearer {os.environ['CT_API_KEY']}"},\n` +
-      `    json=${JSON.stringify(body, null, 4).replaceAll("\n", "\n    ").replaceAll("true", "True").replaceAll("false", "False").replaceAll("null", "None")},\n    timeout=120,\n)\nprint(response.json())`;
+      `    json=${pyLiteral(body, "    ")},\n    timeout=120,\n)\nprint(response.json())`;
   }
 }
 
