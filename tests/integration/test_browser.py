@@ -113,6 +113,31 @@ def test_playground_checks_generates_and_shows_the_verdict(
     assert SCHEMA in _dicts_within(_keyword_literal(python, "extra_body")), python
 
 
+def test_playground_streams_a_chat_reply_under_a_grammar(open_frontend: str) -> None:
+    query = urlencode(
+        {
+            "kind": "regex",
+            "route": "/v1/chat/completions (grammar)",
+            "constraint": "(yes|no)",
+            "prompt": "Is it raining?",
+            "max_tokens": "16",
+            "run": "1",
+        }
+    )
+    with Browser(f"{open_frontend}/playground?{query}", timeout_s=120) as browser:
+        verdict = browser.wait_for(
+            "['verified', 'token limit', 'error'].some(v => "
+            "document.getElementById('verdict').textContent.startsWith(v)) && "
+            "document.getElementById('verdict').textContent"
+        )
+        output, python = browser.text_of("output"), browser.text_of("python-snippet")
+    assert verdict.startswith("verified match"), verdict
+    assert output in ("yes", "no")
+    assert "client.chat.completions.create" in python
+    extra = _keyword_literal(python, "extra_body")
+    assert extra["grammar"] == {"type": "regex", "value": "(yes|no)"}
+
+
 def _keyword_literal(source: str, name: str) -> object:
     """The value of keyword argument ``name`` in Python ``source``, which must
     be a real literal (True, not JSON's true) for ``literal_eval``."""

@@ -31,11 +31,11 @@ const PROMPTS = {
 
 // Which routes take which constraint, and how the body names it.
 const ROUTES = {
-  json_schema: ["/v1/completions (response_format)", "/v1/completions (grammar)"],
-  regex: ["/v1/completions (grammar)", "/v1/completion/regex"],
-  bnf: ["/v1/completion/cfg", "/v1/completions (grammar)"],
-  gbnf: ["/v1/completions (grammar)", "/v1/completion/cfg"],
-  lark: ["/v1/completions (grammar)", "/v1/completion/cfg"],
+  json_schema: ["/v1/completions (response_format)", "/v1/completions (grammar)", "/v1/chat/completions (response_format)"],
+  regex: ["/v1/completions (grammar)", "/v1/completion/regex", "/v1/chat/completions (grammar)"],
+  bnf: ["/v1/completion/cfg", "/v1/completions (grammar)", "/v1/chat/completions (grammar)"],
+  gbnf: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
+  lark: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
   typescript: ["/v1/completion/typed"],
 };
 
@@ -82,8 +82,12 @@ function buildRequest() {
     top_p: optionalNumber("top-p") ?? 1,
   };
   const stop = stopList();
-  if (route.startsWith("/v1/completions")) {
-    const body = { model: modelName || "default", prompt, max_tokens: maxTokens, ...sampling, stream: true };
+  const chat = route.startsWith("/v1/chat/completions");
+  if (chat || route.startsWith("/v1/completions")) {
+    const body = chat
+      ? { model: modelName || "default", messages: [{ role: "user", content: prompt }], max_completion_tokens: maxTokens, stream_options: { include_usage: true } }
+      : { model: modelName || "default", prompt, max_tokens: maxTokens };
+    Object.assign(body, sampling, { stream: true });
     const seed = optionalNumber("seed");
     if (seed !== undefined) body.seed = seed;
     if (stop.length) body.stop = stop;
@@ -92,7 +96,7 @@ function buildRequest() {
     } else {
       body.grammar = { type: kind, value: kind === "json_schema" ? JSON.parse(text) : text };
     }
-    return ["/v1/completions", body, true];
+    return [chat ? "/v1/chat/completions" : "/v1/completions", body, true];
   }
   if (route === "/v1/completion/typed") {
     const body = { prompt, schema: text, type_name: $("type-name").value, max_tokens: maxTokens, ...sampling };
@@ -184,7 +188,15 @@ function renderSnippets() {
   const json = JSON.stringify(body, null, 2);
   $("curl-snippet").textContent =
     `curl -N ${origin}${path} \\\n  -H "Authorization: Bearer $CT_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${json.replaceAll("'", "'\\''")}'`;
-  if (path === "/v1/completions") {
+  if (path === "/v1/chat/completions") {
+    const { model, messages, max_completion_tokens, stream, ...extra } = body;
+    $("python-snippet").textContent =
+      `import os\n\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${origin}/v1", api_key=os.environ["CT_API_KEY"])\n` +
+      `stream = client.chat.completions.create(\n    model=${JSON.stringify(model)},\n    messages=${pyLiteral(messages, "    ")},\n` +
+      `    max_completion_tokens=${max_completion_tokens},\n    stream=True,\n` +
+      `    extra_body=${pyLiteral(extra, "    ")},\n)\n` +
+      `for chunk in stream:\n    print(chunk.choices[0].delta.content or "", end="", flush=True)`;
+  } else if (path === "/v1/completions") {
     const { model, prompt, max_tokens, stream, ...extra } = body;
     $("python-snippet").textContent =
       `import os\n\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${origin}/v1", api_key=os.environ["CT_API_KEY"])\n` +
@@ -261,23 +273,28 @@ async function generate() {
       return;
     }
     if (streams) {
-      let first = null, last = null, chunks = 0, tokens = null, reason = null;
+      let first = null, last = null, chunks = 0, tokens = null, reason = null, failure = null;
       await readEvents(response, (event) => {
+        if (event.error) failure = event.error.message || JSON.stringify(event.error);
         if (event.usage) tokens = event.usage.completion_tokens;
         const choice = event.choices?.[0];
         if (!choice) return;
         const now = performance.now();
-        if (choice.text) {
+        // Completions stream `text`; chat streams `delta.content` (and tool calls).
+        const text = choice.text ?? choice.delta?.content ?? "";
+        const calls = choice.delta?.tool_calls?.map((call) => `${call.function.name}(${call.function.arguments})`) ?? [];
+        if (text || calls.length) {
           if (first === null) { first = now; $("ttft").textContent = `${(now - start).toFixed(0)} ms`; }
           last = now;
           chunks += 1;
-          $("output").textContent += choice.text;
+          $("output").textContent += text + calls.join("\n");
         }
         if (choice.finish_reason) reason = choice.finish_reason;
       });
       const count = tokens ?? chunks;
       if (first !== null && last > first && count > 1) $("tps").textContent = ((count - 1) / ((last - first) / 1000)).toFixed(1);
-      finishVerdict(reason);
+      if (failure) setVerdict(`error during the stream: ${failure}`, "verdict-error");
+      else finishVerdict(reason);
     } else {
       const data = await response.json();
       const elapsed = performance.now() - start;
