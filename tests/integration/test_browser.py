@@ -87,11 +87,7 @@ def test_playground_checks_generates_and_shows_the_verdict(
         }
     )
     with Browser(f"{open_frontend}/playground?{query}", timeout_s=120) as browser:
-        verdict = browser.wait_for(
-            "['verified', 'token limit', 'error'].some(v => "
-            "document.getElementById('verdict').textContent.startsWith(v)) && "
-            "document.getElementById('verdict').textContent"
-        )
+        verdict = _final_verdict(browser)
         check, output = browser.text_of("check"), browser.text_of("output")
         ttft, curl = browser.text_of("ttft"), browser.text_of("curl-snippet")
         python = browser.text_of("python-snippet")
@@ -125,17 +121,22 @@ def test_playground_streams_a_chat_reply_under_a_grammar(open_frontend: str) -> 
         }
     )
     with Browser(f"{open_frontend}/playground?{query}", timeout_s=120) as browser:
-        verdict = browser.wait_for(
-            "['verified', 'token limit', 'error'].some(v => "
-            "document.getElementById('verdict').textContent.startsWith(v)) && "
-            "document.getElementById('verdict').textContent"
-        )
+        verdict = _final_verdict(browser)
         output, python = browser.text_of("output"), browser.text_of("python-snippet")
     assert verdict.startswith("verified match"), verdict
     assert output in ("yes", "no")
     assert "client.chat.completions.create" in python
     extra = _keyword_literal(python, "extra_body")
     assert extra["grammar"] == {"type": "regex", "value": "(yes|no)"}
+
+
+def _final_verdict(browser: Browser) -> str:
+    """The page's verdict once the generation is over."""
+    return browser.wait_for(
+        "['verified', 'token limit', 'error'].some(v => "
+        "document.getElementById('verdict').textContent.startsWith(v)) && "
+        "document.getElementById('verdict').textContent"
+    )
 
 
 def _keyword_literal(source: str, name: str) -> object:
