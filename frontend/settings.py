@@ -52,6 +52,7 @@ class Settings:
     triton_decoder_model: str = "constrained_decoder"
     triton_tokenizer_model: str = "tokenizer"
     triton_chat_template_model: str = "chat_template"
+    triton_detokenizer_model: str = "detokenizer"
     model_name: str = "default"
     served_model_names: tuple[str, ...] = ()
     """More names the model answers to on /v1/completions (a client's
@@ -100,6 +101,9 @@ class Settings:
             ),
             triton_tokenizer_model=os.environ.get(
                 "CT_TRITON_TOKENIZER_MODEL", cls.triton_tokenizer_model
+            ),
+            triton_detokenizer_model=os.environ.get(
+                "CT_TRITON_DETOKENIZER_MODEL", cls.triton_detokenizer_model
             ),
             triton_chat_template_model=os.environ.get(
                 "CT_TRITON_CHAT_TEMPLATE_MODEL", cls.triton_chat_template_model

@@ -195,6 +195,7 @@ class TritonEngineClient:
         timeout_s: float,
         tokenizer_model: str = "tokenizer",
         chat_template_model: str = "chat_template",
+        detokenizer_model: str = "detokenizer",
     ) -> None:
         self.url = url
         self._client = grpcclient.InferenceServerClient(url, channel_args=_CHANNEL_ARGS)
@@ -202,6 +203,7 @@ class TritonEngineClient:
         self._decoder_model = decoder_model
         self._tokenizer_model = tokenizer_model
         self._chat_template_model = chat_template_model
+        self._detokenizer_model = detokenizer_model
         self._timeout_s = timeout_s
         self._cancellations: set[asyncio.Task] = set()
         self._in_flight: set[_Generation] = set()
@@ -253,6 +255,22 @@ class TritonEngineClient:
         try:
             await self._client.infer(
                 self._tokenizer_model, [_bytes_input("text_input", "")], client_timeout=timeout_s
+            )
+            return None
+        except InferenceServerException as error:
+            return error.message() or str(error)
+
+    async def probe_detokenizer(self, timeout_s: float) -> str | None:
+        """Decodes a one-token window in the detokenizer stub; returns the error, or None."""
+        window = grpcclient.InferInput("token_window", [1, 1], "INT32")
+        window.set_data_from_numpy(np.zeros((1, 1), dtype=np.int32))
+        prefix = grpcclient.InferInput("window_prefix_len", [1, 1], "INT32")
+        prefix.set_data_from_numpy(np.zeros((1, 1), dtype=np.int32))
+        special = grpcclient.InferInput("shows_special_tokens", [1, 1], "BOOL")
+        special.set_data_from_numpy(np.zeros((1, 1), dtype=np.bool_))
+        try:
+            await self._client.infer(
+                self._detokenizer_model, [window, prefix, special], client_timeout=timeout_s
             )
             return None
         except InferenceServerException as error:

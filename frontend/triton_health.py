@@ -59,6 +59,7 @@ class EndpointMonitor:
         *,
         decoder_model: str,
         tokenizer_model: str,
+        detokenizer_model: str = "detokenizer",
         policy: HealthPolicy,
     ) -> None:
         self.client = client
@@ -67,6 +68,7 @@ class EndpointMonitor:
         self._probes: tuple[tuple[str, Callable[[float], Awaitable[str | None]]], ...] = (
             (decoder_model, client.probe_decoder),
             (tokenizer_model, client.probe_tokenizer),
+            (detokenizer_model, client.probe_detokenizer),
         )
         self._policy = policy
         self._timeouts_in_a_row = 0

@@ -44,10 +44,12 @@ class TritonPool:
                         settings.triton_decoder_model,
                         tokenizer_model=settings.triton_tokenizer_model,
                         chat_template_model=settings.triton_chat_template_model,
+                        detokenizer_model=settings.triton_detokenizer_model,
                         timeout_s=settings.request_timeout_s,
                     ),
                     decoder_model=settings.triton_decoder_model,
                     tokenizer_model=settings.triton_tokenizer_model,
+                    detokenizer_model=settings.triton_detokenizer_model,
                     policy=policy,
                 )
                 for url in settings.triton_urls

@@ -41,6 +41,9 @@ class FakeTriton:
     async def probe_tokenizer(self, timeout_s: float) -> str | None:
         return None
 
+    async def probe_detokenizer(self, timeout_s: float) -> str | None:
+        return None
+
     def abort_in_flight(self, failure: APIError) -> int:
         self.aborted.append(failure)
         return self.in_flight

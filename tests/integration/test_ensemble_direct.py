@@ -13,6 +13,8 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
+from engine.model_runner import load_tokenizer
+from engine.text_window import decode_window
 from triton_runtime.server import TritonServer
 
 
@@ -215,3 +217,34 @@ def test_a_prompt_must_be_text_or_ids_not_both(triton: TritonServer) -> None:
     assert error is not None and "exactly one of text_input or input_ids" in error
     _, error = _stream(triton, [_ids_input([999_999])])
     assert error is not None and "prompt token ids" in error
+
+
+def _int_input(name: str, values: list[int], datatype: str = "INT32") -> grpcclient.InferInput:
+    array = np.array([values], dtype=np.bool_ if datatype == "BOOL" else np.int32)
+    tensor = grpcclient.InferInput(name, list(array.shape), datatype)
+    tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def test_the_detokenizer_decodes_a_window_after_its_prefix(
+    triton: TritonServer, tiny_model_dir
+) -> None:
+    """The ensemble's last step, alone: for every split of a window (some
+    inside a character spread over byte tokens) the text after the prefix."""
+    tokenizer = load_tokenizer(tiny_model_dir)
+    ids = tokenizer.encode("Zoë and 佐藤 wrote", add_special_tokens=False)
+    client = grpcclient.InferenceServerClient(triton.grpc_url)
+    try:
+        for prefix_len in range(len(ids)):
+            expected = decode_window(tokenizer, ids, prefix_len)
+            result = client.infer(
+                "detokenizer",
+                [
+                    _int_input("token_window", ids),
+                    _int_input("window_prefix_len", [prefix_len]),
+                    _int_input("shows_special_tokens", [0], "BOOL"),
+                ],
+            )
+            assert _field(result, "text_output").decode() == expected, prefix_len
+    finally:
+        client.close()

@@ -32,13 +32,15 @@ _END = object()  # queued by _ResponseSink.acknowledge(): an empty final respons
 
 
 class _ResponseBuilder:
-    """Engine outputs to Triton responses, text included: detokenizing here,
-    on the sender thread, spares every streamed token a hop through another
-    Python-backend model (measured: a third of the throughput at 16 streams)."""
+    """Engine outputs to Triton responses: the token window the detokenizer
+    model turns into text (the ensemble's last step), or, with the
+    ``text_in_decoder`` parameter, the text itself, decoded here on the sender
+    thread (one Python-backend hop fewer; ``bench.ensemble_cost`` compares)."""
 
-    def __init__(self, runner: ModelRunner) -> None:
+    def __init__(self, runner: ModelRunner, *, make_text: bool) -> None:
         self._tokenizer = runner.tokenizer
         self._token_bytes = runner.token_bytes
+        self._make_text = make_text
 
     def _decode(self, ids: list[int]) -> str:
         return self._tokenizer.decode(
@@ -46,12 +48,17 @@ class _ResponseBuilder:
         )
 
     def response(self, output: StepOutput):
-        text = decode_window(
-            self._tokenizer,
-            output.window_ids,
-            output.prefix_len,
-            skip_special_tokens=not output.shows_special_tokens,
+        text = (
+            decode_window(
+                self._tokenizer,
+                output.window_ids,
+                output.prefix_len,
+                skip_special_tokens=not output.shows_special_tokens,
+            )
+            if self._make_text
+            else ""
         )
+        window = np.array([output.window_ids], dtype=np.int32)
         details = details_json(output, self._token_bytes, self._decode)
         reason = output.finish_reason.value if output.finish_reason else ""
         tensors = [
@@ -64,6 +71,11 @@ class _ResponseBuilder:
             pb_utils.Tensor("matched", np.array([[output.matched]], dtype=np.bool_)),
             pb_utils.Tensor("choice_index", np.array([[output.choice_index]], dtype=np.int32)),
             pb_utils.Tensor("details", np.array([[details.encode("utf-8")]], dtype=np.object_)),
+            pb_utils.Tensor("token_window", window),
+            pb_utils.Tensor("window_prefix_len", np.array([[output.prefix_len]], dtype=np.int32)),
+            pb_utils.Tensor(
+                "shows_special_tokens", np.array([[output.shows_special_tokens]], dtype=np.bool_)
+            ),
         ]
         return pb_utils.InferenceResponse(output_tensors=tensors)
 
@@ -236,7 +248,9 @@ class TritonPythonModel:
         runner = ModelRunner.load(
             resolve_model_dir(parameters), device=model_parameter(parameters, "device", "auto")
         )
-        self.builder = _ResponseBuilder(runner)
+        self.builder = _ResponseBuilder(
+            runner, make_text=model_parameter(parameters, "text_in_decoder", "false") == "true"
+        )
         metrics = _TritonMetrics()
         self.engine = Engine(
             runner,
