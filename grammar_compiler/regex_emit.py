@@ -25,10 +25,12 @@ xgrammar reads regexes in two places that differ (probed on 0.2.8), so the
 text is written for one of them (``Syntax``): ``Grammar.from_regex``, behind
 the regex endpoint and Lark terminals (``REGEX_SYNTAX``), and the reader of
 a JSON Schema ``pattern`` (``PATTERN_SYNTAX``), which does not know ``\U``
-escapes, reads ``(?:a+b)?`` as also matching ``a``, and computes wrong token
-masks for counted repetitions of a class holding characters both below and
-beyond U+10000 (a token ending the string too early is let through, then
-refused).
+escapes, reads ``(?:a+b)?`` as also matching ``a``, and was seen computing
+wrong token masks for counted repetitions of a class holding characters
+both below and beyond U+10000 (such a class is written as two alternatives
+there, unless it misses only BMP characters). Both readers compute wrong
+masks for any such class under a count above 128, so larger counts are
+written in parts (``MIXED_PLANE_COUNT_LIMIT``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ from grammar_compiler.code_points import Ranges, intersect, minus
 
 SPLIT_OPEN_REPEAT_ABOVE = 16
 """``x{m,}`` with a larger ``m`` is written ``x{m}x*``."""
+
+MIXED_PLANE_COUNT_LIMIT = 128
+"""The largest count xgrammar 0.2.8 masks right on a class spanning U+FFFF and
+U+10000 (``x{m,n}`` with ``n`` above it and ``m`` at least 2, or ``x{m}``
+above it, lets a token through that ends the run too early, then refuses
+it); larger counts are written in parts no larger than this."""
 
 
 # ---------------------------------------------------------------------------
@@ -148,6 +156,10 @@ def emit(node: Node, syntax: Syntax) -> str:
     if isinstance(node, Alt):
         return "(?:" + "|".join(emit(option, syntax) for option in node.options) + ")"
     body = emit(node.item, syntax)
+    if isinstance(node.item, Chars) and _one_class_across_planes(node.item.ranges, syntax):
+        split = _counted_across_planes(body, node.low, node.high, syntax)
+        if split is not None:
+            return split
     if not _is_atom(node.item):
         body = f"(?:{body})"
     if node.high is None and node.low > SPLIT_OPEN_REPEAT_ABOVE:
@@ -170,6 +182,36 @@ def _quantifier(low: int, high: int | None, syntax: Syntax) -> str:
     if (low, high) == (0, 1) and syntax.optional_mark:
         return "?"
     return f"{{{low},{high}}}"
+
+
+def _counted_across_planes(body: str, low: int, high: int | None, syntax: Syntax) -> str | None:
+    """``body{low,high}`` in parts xgrammar masks right (``MIXED_PLANE_COUNT_LIMIT``),
+    or None where the plain count is already right.
+
+    The required part is whole blocks of the limit and a remainder, the
+    optional part a count from 0, which xgrammar gets right at any size:
+    ``x{300,5000}`` is written ``(?:x{128}){2}x{44}x{0,4700}``.
+    """
+    limit = MIXED_PLANE_COUNT_LIMIT
+    if low == 0 or max(low, high or 0) <= limit:
+        return None
+    blocks, rest = divmod(low, limit)
+    parts = [f"(?:{body}{{{limit}}}){_quantifier(blocks, blocks, syntax)}"] if blocks else []
+    if rest:
+        parts.append(body + _quantifier(rest, rest, syntax))
+    if high is None:
+        parts.append(body + "*")
+    elif high > low:
+        parts.append(body + _quantifier(0, high - low, syntax))
+    return "".join(parts)
+
+
+def _one_class_across_planes(ranges: Ranges, syntax: Syntax) -> bool:
+    """Whether ``_set`` writes these ranges as one class holding characters on
+    both sides of U+10000."""
+    if not (intersect(ranges, _BMP) and intersect(ranges, _BEYOND_BMP)):
+        return False
+    return syntax.mixed_plane_classes or _misses_only_bmp(ranges)
 
 
 def _set(ranges: Ranges, syntax: Syntax) -> str:

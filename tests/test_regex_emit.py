@@ -171,6 +171,61 @@ def test_a_string_body_class_refuses_byte_spellings_that_are_not_utf8(spelling: 
     assert all(well_formed.accept_token(byte - 0x80 + 1) for byte in (0xF0, 0x9F, 0x98, 0x80))
 
 
+# Tokens of several characters ending in the closing quote: a mask that ends
+# the run too early lets them through.
+_QUOTED_VOCABULARY = [*(chr(code) for code in range(0x20, 0x7F)), "é", "😀", ', "', '{"', 'ab"']
+
+
+def _masked_walk_agrees(regex: str, syntax: Syntax, steps: int) -> list[str]:
+    """Walks ``"regex"`` one character token at a time; at each step every
+    token the mask allows must also be accepted. Returns the disagreements."""
+    tokenizer = xgr.TokenizerInfo(_QUOTED_VOCABULARY, xgr.VocabType.RAW)
+    compiler = xgr.GrammarCompiler(tokenizer, cache_enabled=False)
+    if syntax is REGEX_SYNTAX:
+        compiled = compiler.compile_regex(f'"{regex}"')
+    else:
+        schema = {"type": "string", "pattern": regex}
+        compiled = compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
+    matcher = xgr.GrammarMatcher(compiled)
+    assert matcher.accept_string('"')
+    bitmask = xgr.allocate_token_bitmask(1, tokenizer.vocab_size)
+    walked, disagreements = "", []
+    for step in range(steps):
+        matcher.fill_next_token_bitmask(bitmask)
+        allowed = [t for t in range(len(_QUOTED_VOCABULARY)) if bitmask[0, t // 32] >> (t % 32) & 1]
+        for token in allowed:
+            if matcher.accept_token(token):
+                matcher.rollback(1)
+            else:
+                disagreements.append(walked + _QUOTED_VOCABULARY[token])
+        character = "😀" if step % 3 == 0 else "x"
+        if not matcher.accept_string(character):
+            break
+        walked += character
+    return disagreements
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [(2, 300), (200, 200), (300, 5000), (130, None), (1, 300), (0, 5000), (10, 128)],
+)
+@pytest.mark.parametrize("syntax", [REGEX_SYNTAX, PATTERN_SYNTAX], ids=["regex", "pattern"])
+def test_large_counts_of_a_class_spanning_both_planes_mask_right(
+    low: int, high: int | None, syntax: Syntax
+) -> None:
+    """xgrammar 0.2.8 lets a token end such a run early under a count above
+    128, then refuses it (the decoder would stop short of a match): larger
+    counts are written in parts, and the texts stay the same."""
+    regex = emit(Repeat(Chars(_STRING_BODY), low, high), syntax)
+    assert _masked_walk_agrees(regex, syntax, steps=low + 12) == []
+    lengths = {low - 1: False, low: True, low + 1: True}
+    if high is not None:
+        lengths |= {high: True, high + 1: False}
+    for length, expected in lengths.items():
+        if length >= 0:
+            assert _accepts(regex, syntax, "é" * length) == expected, (regex, length)
+
+
 def test_the_syntaxes_differ_only_where_their_readers_do() -> None:
     optional = Repeat(Seq((Repeat(_one(ord("a")), 1, None), _one(ord("b")))), 0, 1)
     assert emit(optional, REGEX_SYNTAX) == "(?:a+b)?"

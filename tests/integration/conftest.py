@@ -6,6 +6,7 @@ stopped by process id, even when tests fail.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,6 +57,30 @@ def served(model_dir: Path, logs: Path, **frontend_env: str) -> Iterator[Service
         )
         with frontend:
             yield Service(triton, frontend)
+
+
+_TROUBLE = re.compile(
+    r'^[EW]\d{4} |Traceback|Error:|Exception|"level": "(WARNING|ERROR|CRITICAL)"|killed|unhealthy'
+)
+_TROUBLE_LINES = 60
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A failed test that used the shared stack reports what its logs said
+    went wrong: CI keeps the test output, not the temporary log files."""
+    outcome = yield
+    report = outcome.get_result()
+    stack = getattr(item, "funcargs", {}).get("service")
+    if report.when != "call" or not report.failed or not isinstance(stack, Service):
+        return
+    for name, process in (("triton", stack.triton), ("frontend", stack.frontend)):
+        log_file = process.log_file
+        if log_file is None or not log_file.is_file():
+            continue
+        lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        trouble = [line for line in lines if _TROUBLE.search(line)][-_TROUBLE_LINES:]
+        report.sections.append((f"{name} log: warnings and errors", "\n".join(trouble)))
 
 
 @pytest.fixture(scope="session")
