@@ -6,6 +6,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from engine.chat_template import ChatTemplateError, render_chat
+from engine.diagnostics import dump_stacks_on_sigusr1
 from engine.model_runner import load_tokenizer
 from engine.request import invalid_argument_text
 from engine.settings import resolve_model_dir
@@ -21,6 +22,7 @@ def _invalid(message: str):
 
 class TritonPythonModel:
     def initialize(self, args):
+        dump_stacks_on_sigusr1()
         config = json.loads(args["model_config"])
         self.tokenizer = load_tokenizer(resolve_model_dir(config.get("parameters", {})))
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from engine.coalesce import coalesce
 from engine.details import details_json
+from engine.diagnostics import dump_stacks_on_sigusr1
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
@@ -58,7 +59,11 @@ class _ResponseBuilder:
             if self._make_text
             else ""
         )
-        window = np.array([output.window_ids], dtype=np.int32)
+        window_ids, prefix_len = output.window_ids, output.prefix_len
+        if not window_ids:  # no new tokens (an end, a cancellation): one context token,
+            # so no zero-element tensor crosses the Python backend's shared memory
+            window_ids, prefix_len = [0], 1
+        window = np.array([window_ids], dtype=np.int32)
         details = details_json(output, self._token_bytes, self._decode)
         reason = output.finish_reason.value if output.finish_reason else ""
         tensors = [
@@ -72,7 +77,7 @@ class _ResponseBuilder:
             pb_utils.Tensor("choice_index", np.array([[output.choice_index]], dtype=np.int32)),
             pb_utils.Tensor("details", np.array([[details.encode("utf-8")]], dtype=np.object_)),
             pb_utils.Tensor("token_window", window),
-            pb_utils.Tensor("window_prefix_len", np.array([[output.prefix_len]], dtype=np.int32)),
+            pb_utils.Tensor("window_prefix_len", np.array([[prefix_len]], dtype=np.int32)),
             pb_utils.Tensor(
                 "shows_special_tokens", np.array([[output.shows_special_tokens]], dtype=np.bool_)
             ),
@@ -238,6 +243,7 @@ def _parse(request) -> tuple[list[int], SamplingParams, Constraint]:
 
 class TritonPythonModel:
     def initialize(self, args):
+        dump_stacks_on_sigusr1()
         config = json.loads(args["model_config"])
         if not pb_utils.using_decoupled_model_transaction_policy(config):
             raise pb_utils.TritonModelException("constrained_decoder must be decoupled")

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+from engine.diagnostics import dump_stacks_on_sigusr1
 from engine.model_runner import load_tokenizer
 from engine.settings import resolve_model_dir
 from engine.text_window import decode_window
@@ -16,6 +17,7 @@ def _input(request, name: str) -> np.ndarray:
 
 class TritonPythonModel:
     def initialize(self, args):
+        dump_stacks_on_sigusr1()
         config = json.loads(args["model_config"])
         self.tokenizer = load_tokenizer(resolve_model_dir(config.get("parameters", {})))
 
