@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import shutil
 import statistics
@@ -25,6 +24,7 @@ from pathlib import Path
 from bench import stats
 from bench.load import EnsembleClient, closed_loop, split_among
 from bench.progress import say
+from bench.report import print_and_save
 from bench.servers import MODEL_REPOSITORY, REPO_ROOT
 from bench.workload import USER_JSON_SCHEMA, json_schema_constraint, requests
 from triton_runtime import TritonServer
@@ -123,12 +123,7 @@ def main() -> None:
     parser.add_argument("--waves", type=int, default=3, help="requests per client per round")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
-    result = measure(args.model_dir, args.rounds, args.concurrency, args.waves)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
+    print_and_save(measure(args.model_dir, args.rounds, args.concurrency, args.waves), args.output)
 
 
 if __name__ == "__main__":

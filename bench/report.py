@@ -42,6 +42,13 @@ def write_json(report: Mapping[str, Any], path: Path) -> None:
     path.write_text(json.dumps(report, indent=2, sort_keys=False, default=str) + "\n")
 
 
+def print_and_save(result: Mapping[str, Any], path: Path | None) -> None:
+    """A one-phase tool's result: shown, and kept where ``--output`` says."""
+    print(json.dumps(result, indent=2, default=str))
+    if path is not None:
+        write_json(result, path)
+
+
 def render_summary(report: Mapping[str, Any]) -> str:
     """summary.md: every table followed by the machine and model it was measured on."""
     caption = _caption(report)

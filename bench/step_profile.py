@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+from bench.report import print_and_save
 from bench.workload import PROMPTS, USER_JSON_SCHEMA
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
@@ -212,14 +213,10 @@ def main() -> None:
         for concurrency in args.concurrency
         for constraint in (schema, Constraint())
     ]
-    text = json.dumps(
+    print_and_save(
         {"model_dir": str(args.model_dir), "vocab_size": runner.vocab_size, "results": results},
-        indent=2,
+        args.output,
     )
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
 
 
 if __name__ == "__main__":

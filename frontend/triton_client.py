@@ -337,7 +337,7 @@ class TritonEngineClient:
             async for result, error in stream:
                 if error is not None:
                     finished = True  # Triton ended it
-                    raise self._noted(_as_api_error(error))
+                    raise generation.failure or self._noted(_as_api_error(error))
                 chunk = _to_chunk(result)
                 if (seconds := context.first_chunk_seconds()) is not None:
                     TIME_TO_FIRST_TOKEN.labels(context.route).observe(seconds)
@@ -354,9 +354,14 @@ class TritonEngineClient:
             raise APIError(502, "the inference server closed the stream before the final response")
         except InferenceServerException as error:
             cause = "error"
-            raise self._noted(_as_api_error(error)) from None
+            raise generation.failure or self._noted(_as_api_error(error)) from None
         except grpc.RpcError as error:
+            if generation.failure is not None:  # the monitor's finding explains it best
+                finished = True
+                raise generation.failure from None
             api_error = self._noted(_rpc_error(error))
+            if api_error.status != 504:
+                logger.warning("generation %s ended by gRPC: %s", request_id, error)
             cause = "timeout" if api_error.status == 504 else "error"
             raise api_error from None
         except asyncio.CancelledError:

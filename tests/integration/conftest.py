@@ -61,6 +61,7 @@ def served(model_dir: Path, logs: Path, **frontend_env: str) -> Iterator[Service
 
 _TROUBLE = re.compile(
     r'^[EW]\d{4} |Traceback|Error:|Exception|"level": "(WARNING|ERROR|CRITICAL)"|killed|unhealthy'
+    r"|Segfault|Fatal Python|[Ss]ignal|core dumped|not healthy"
 )
 _TROUBLE_LINES = 60
 

@@ -6,10 +6,8 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from engine.chat_template import ChatTemplateError, render_chat
-from engine.diagnostics import dump_stacks_on_sigusr1
-from engine.model_runner import load_tokenizer
 from engine.request import invalid_argument_text
-from engine.settings import resolve_model_dir
+from engine.tokenizer_model import TokenizerModel
 
 
 def _invalid(message: str):
@@ -20,16 +18,8 @@ def _invalid(message: str):
     )
 
 
-class TritonPythonModel:
-    def initialize(self, args):
-        dump_stacks_on_sigusr1()
-        config = json.loads(args["model_config"])
-        self.tokenizer = load_tokenizer(resolve_model_dir(config.get("parameters", {})))
-
-    def execute(self, requests):
-        return [self._render(request) for request in requests]
-
-    def _render(self, request):
+class TritonPythonModel(TokenizerModel):
+    def respond(self, request):
         values = pb_utils.get_input_tensor_by_name(request, "chat_request").as_numpy().reshape(-1)
         if values.size != 1:
             return _invalid("chat_request takes one conversation per request (batch size 1)")

@@ -7,9 +7,11 @@ the sender falls behind, a request's waiting outputs leave as one response
 (``engine.coalesce``).
 """
 
+import gc
 import json
 import queue
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -32,6 +34,27 @@ FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
 _END = object()  # queued by _ResponseSink.acknowledge(): an empty final response
 
 
+def _int32(value: int) -> np.ndarray:
+    return np.array([[value]], dtype=np.int32)
+
+
+def _bool(value: bool) -> np.ndarray:
+    return np.array([[value]], dtype=np.bool_)
+
+
+def _text(value: str) -> np.ndarray:
+    return np.array([[value.encode("utf-8")]], dtype=np.object_)
+
+
+def _window(output: StepOutput) -> tuple[list[int], int]:
+    """The token window and its prefix length. No new tokens (an end, a
+    cancellation) send one context token, so no zero-element tensor crosses
+    the Python backend's shared memory."""
+    if not output.window_ids:
+        return [0], 1
+    return output.window_ids, output.prefix_len
+
+
 class _ResponseBuilder:
     """Engine outputs to Triton responses: the token window the detokenizer
     model turns into text (the ensemble's last step), or, with the
@@ -42,47 +65,47 @@ class _ResponseBuilder:
         self._tokenizer = runner.tokenizer
         self._token_bytes = runner.token_bytes
         self._make_text = make_text
+        self._outputs: dict[str, Callable[[StepOutput], np.ndarray]] = {
+            "text_output": lambda o: _text(self._text(o)),
+            "tokens_generated": lambda o: _int32(o.tokens_generated),
+            "prompt_tokens": lambda o: _int32(o.prompt_tokens),
+            "finish_reason": lambda o: _text(o.finish_reason.value if o.finish_reason else ""),
+            "matched": lambda o: _bool(o.matched),
+            "choice_index": lambda o: _int32(o.choice_index),
+            "details": lambda o: _text(details_json(o, self._token_bytes, self._decode)),
+            "token_window": lambda o: np.array([_window(o)[0]], dtype=np.int32),
+            "window_prefix_len": lambda o: _int32(_window(o)[1]),
+            "shows_special_tokens": lambda o: _bool(o.shows_special_tokens),
+        }
 
     def _decode(self, ids: list[int]) -> str:
         return self._tokenizer.decode(
             ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
         )
 
-    def response(self, output: StepOutput):
-        text = (
-            decode_window(
-                self._tokenizer,
-                output.window_ids,
-                output.prefix_len,
-                skip_special_tokens=not output.shows_special_tokens,
-            )
-            if self._make_text
-            else ""
+    def _text(self, output: StepOutput) -> str:
+        if not self._make_text:
+            return ""
+        return decode_window(
+            self._tokenizer,
+            output.window_ids,
+            output.prefix_len,
+            skip_special_tokens=not output.shows_special_tokens,
         )
-        window_ids, prefix_len = output.window_ids, output.prefix_len
-        if not window_ids:  # no new tokens (an end, a cancellation): one context token,
-            # so no zero-element tensor crosses the Python backend's shared memory
-            window_ids, prefix_len = [0], 1
-        window = np.array([window_ids], dtype=np.int32)
-        details = details_json(output, self._token_bytes, self._decode)
-        reason = output.finish_reason.value if output.finish_reason else ""
-        tensors = [
-            pb_utils.Tensor("text_output", np.array([[text.encode("utf-8")]], dtype=np.object_)),
-            pb_utils.Tensor(
-                "tokens_generated", np.array([[output.tokens_generated]], dtype=np.int32)
-            ),
-            pb_utils.Tensor("prompt_tokens", np.array([[output.prompt_tokens]], dtype=np.int32)),
-            pb_utils.Tensor("finish_reason", np.array([[reason.encode()]], dtype=np.object_)),
-            pb_utils.Tensor("matched", np.array([[output.matched]], dtype=np.bool_)),
-            pb_utils.Tensor("choice_index", np.array([[output.choice_index]], dtype=np.int32)),
-            pb_utils.Tensor("details", np.array([[details.encode("utf-8")]], dtype=np.object_)),
-            pb_utils.Tensor("token_window", window),
-            pb_utils.Tensor("window_prefix_len", np.array([[prefix_len]], dtype=np.int32)),
-            pb_utils.Tensor(
-                "shows_special_tokens", np.array([[output.shows_special_tokens]], dtype=np.bool_)
-            ),
-        ]
-        return pb_utils.InferenceResponse(output_tensors=tensors)
+
+    def response(self, output: StepOutput, wanted: frozenset[str]):
+        """Only the outputs the request asked for (an ensemble step asks for
+        those it maps). Triton 24.12's stub drops the others inside ``send``
+        without holding the GIL, freeing their numpy arrays unlocked: under
+        load that corrupted the stub's heap and crashed it (fixed upstream in
+        python_backend#390, Triton 25.01)."""
+        return pb_utils.InferenceResponse(
+            output_tensors=[
+                pb_utils.Tensor(name, make(output))
+                for name, make in self._outputs.items()
+                if name in wanted
+            ]
+        )
 
 
 def _error_response(message: str, invalid_argument: bool, field: str | None = None):
@@ -98,8 +121,9 @@ def _error_response(message: str, invalid_argument: bool, field: str | None = No
 class _ResponseSink:
     """Queues one request's engine outputs for the sender thread."""
 
-    def __init__(self, sender, outbox: queue.SimpleQueue) -> None:
-        self.sender = sender
+    def __init__(self, request, outbox: queue.SimpleQueue) -> None:
+        self.sender = request.get_response_sender()
+        self.wanted = frozenset(request.requested_output_names())
         self._outbox = outbox
 
     def send(self, output: StepOutput) -> None:
@@ -126,7 +150,9 @@ def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> Non
             outputs.append(item)
             continue
         for output in coalesce(outputs):
-            sink.sender.send(builder.response(output), flags=FINAL if output.request_done else 0)
+            sink.sender.send(
+                builder.response(output, sink.wanted), flags=FINAL if output.request_done else 0
+            )
         outputs = []
         if item is _END:
             sink.sender.send(pb_utils.InferenceResponse(output_tensors=[]), flags=FINAL)
@@ -207,6 +233,13 @@ class _TritonMetrics(EngineMetrics):
         self._waiting.set(waiting)
         self._running.set(running)
 
+    def close(self) -> None:
+        """Drops every metric while the stub still talks to Triton: left to
+        the interpreter's exit, a family's destructor writes to shared memory
+        that is already gone (Triton 24.12's stub segfaulted at each unload)."""
+        self.__dict__.clear()
+        gc.collect()
+
 
 def _optional_text(request, name: str) -> str | None:
     tensor = pb_utils.get_input_tensor_by_name(request, name)
@@ -257,7 +290,7 @@ class TritonPythonModel:
         self.builder = _ResponseBuilder(
             runner, make_text=model_parameter(parameters, "text_in_decoder", "false") == "true"
         )
-        metrics = _TritonMetrics()
+        self.metrics = metrics = _TritonMetrics()
         self.engine = Engine(
             runner,
             GrammarCache(
@@ -282,16 +315,16 @@ class TritonPythonModel:
 
     def execute(self, requests):
         for request in requests:
-            sender = request.get_response_sender()
+            sink = _ResponseSink(request, self.outbox)
             try:
                 cancel_id = _optional_text(request, "cancel_request_id")
                 if cancel_id is not None:
                     self.engine.cancel(cancel_id)
-                    _ResponseSink(sender, self.outbox).acknowledge()
+                    sink.acknowledge()
                     continue
                 prompt_ids, params, constraint = _parse(request)
             except ValueError as error:
-                _ResponseSink(sender, self.outbox).fail(str(error), invalid_argument=True)
+                sink.fail(str(error), invalid_argument=True)
                 continue
             self.request_counter += 1
             self.engine.submit(
@@ -300,7 +333,7 @@ class TritonPythonModel:
                     prompt_ids=prompt_ids,
                     params=params,
                     constraint=constraint,
-                    sink=_ResponseSink(sender, self.outbox),
+                    sink=sink,
                 )
             )
         return None
@@ -332,3 +365,4 @@ class TritonPythonModel:
         self.engine.shutdown()
         self.outbox.put(None)
         self.sender_thread.join(timeout=5)
+        self.metrics.close()

@@ -4,15 +4,11 @@ A prompt arrives either as ``text_input`` or, already tokenized, as
 ``input_ids`` (OpenAI's token-id prompts); exactly one of them is given.
 """
 
-import json
-
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-from engine.diagnostics import dump_stacks_on_sigusr1
-from engine.model_runner import load_tokenizer
 from engine.request import INVALID_ARGUMENT_PREFIX
-from engine.settings import resolve_model_dir
+from engine.tokenizer_model import TokenizerModel
 
 
 def _invalid(message: str):
@@ -23,16 +19,8 @@ def _invalid(message: str):
     )
 
 
-class TritonPythonModel:
-    def initialize(self, args):
-        dump_stacks_on_sigusr1()
-        config = json.loads(args["model_config"])
-        self.tokenizer = load_tokenizer(resolve_model_dir(config.get("parameters", {})))
-
-    def execute(self, requests):
-        return [self._tokenize(request) for request in requests]
-
-    def _tokenize(self, request):
+class TritonPythonModel(TokenizerModel):
+    def respond(self, request):
         text = pb_utils.get_input_tensor_by_name(request, "text_input")
         ids = pb_utils.get_input_tensor_by_name(request, "input_ids")
         if (text is None) == (ids is None):
