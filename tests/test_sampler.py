@@ -310,3 +310,26 @@ def test_seeded_rows_reproduce_whatever_else_is_in_the_batch() -> None:
     assert run(0) == run(3)
     assert run(0, mirostat_target=3.0) == run(5, mirostat_target=3.0)
     assert run(0, seed=11) != run(0, seed=12)
+
+
+def test_draws_follow_the_tempered_softmax_and_never_a_masked_token() -> None:
+    probs = [0.4, 0.3, 0.15, 0.1, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0]
+    rows = _seeded_rows(4000, temperature=0.5)
+    logits = _logits_from_probs(probs, rows=len(rows))
+    counts = torch.bincount(torch.tensor(sample(logits, rows)), minlength=VOCAB).double()
+    tempered = torch.tensor(probs[:5]) ** 2  # temperature 0.5 squares the probabilities
+    expected = torch.cat([tempered / tempered.sum(), torch.zeros(5)]) * len(rows)
+    assert counts[5:].sum() == 0
+    chi_square = ((counts[:5] - expected[:5]) ** 2 / expected[:5]).sum().item()
+    assert chi_square < 18.5  # 4 degrees of freedom, p = 0.001
+
+
+def test_a_128k_vocabulary_row_draws_its_one_likely_token_past_negligible_ones() -> None:
+    vocab = 128_256
+    logits = torch.full((64, vocab), float("-inf"))
+    logits[:, -1] = 0.0  # only the last token is allowed
+    logits[:, :1000] = -40.0  # and a thousand negligible ones
+    rows = [
+        new_sampling_row(SamplingParams(seed=seed), [], vocab, [b"x"] * vocab) for seed in range(64)
+    ]
+    assert sample(logits, rows) == [vocab - 1] * 64
