@@ -385,7 +385,10 @@ def _mirostat_update(
 def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
     """Picks one token per row from already-masked logits ``[rows, vocab]``.
 
-    Advances each mirostat row's mu, so call it exactly once per step.
+    Consumes ``logits``: they are scaled and turned into sampling weights in
+    place, since each fresh ``[rows, vocab]`` buffer costs page faults that,
+    with a 128k vocabulary, outweigh the arithmetic. Advances each mirostat
+    row's mu, so call it exactly once per step.
     """
     greedy = [row.params.temperature == 0.0 for row in rows]
     temperatures = torch.tensor(
@@ -396,28 +399,34 @@ def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
         dtype=logits.dtype,
         device=logits.device,
     ).unsqueeze(1)
-    filtered = _filter_top_k_top_p_min_p(logits / temperatures, rows)
+    filtered = _filter_top_k_top_p_min_p(logits.div_(temperatures), rows)
     filtered = _mirostat_truncate(filtered, rows)
     tokens = filtered.argmax(dim=-1)
     drawn = [i for i, g in enumerate(greedy) if not g]
     if drawn:
-        index = torch.tensor(drawn, device=logits.device)
         uniform = torch.cat([torch.rand(1, generator=rows[i].generator) for i in drawn])
-        tokens[index] = _invert_cdf(filtered[index], uniform.to(logits.device), tokens[index])
+        uniform = uniform.to(logits.device)
+        if len(drawn) < len(rows):
+            index = torch.tensor(drawn, device=logits.device)
+            tokens[index] = _draw_in_place(filtered[index], uniform, tokens[index])
+        elif any(_uses_mirostat(row) for row in rows):  # its update reads the logits after
+            tokens = _draw_in_place(filtered.clone(), uniform, tokens)
+        else:
+            tokens = _draw_in_place(filtered, uniform, tokens)
     _mirostat_update(filtered, tokens, rows)
     return tokens.tolist()
 
 
-def _invert_cdf(
+def _draw_in_place(
     logits: torch.Tensor, uniform: torch.Tensor, fallback: torch.Tensor
 ) -> torch.Tensor:
     """The token where each row's cumulative softmax first exceeds its
-    uniform number. Masked tokens weigh exactly 0, so they are never the
-    first to exceed it; the sums run in float64 so 128k small weights add up
-    without drift. A row with nothing allowed keeps ``fallback``."""
+    uniform number; ``logits`` become that cumulative sum. Masked tokens weigh
+    exactly 0, so they never are the first to exceed it. A row with nothing
+    allowed (or a draw rounding past the total) keeps ``fallback``."""
     peak = logits.max(dim=-1, keepdim=True).values
-    cdf = (logits - peak).exp().double().cumsum(dim=-1)
-    target = uniform.double().unsqueeze(1) * cdf[:, -1:]
+    cdf = logits.sub_(peak).exp_().cumsum_(dim=-1)
+    target = uniform.unsqueeze(1) * cdf[:, -1:]
     picked = torch.searchsorted(cdf, target, right=True).squeeze(1)
-    picked = picked.clamp_(max=logits.shape[-1] - 1)
-    return torch.where(torch.isfinite(peak.squeeze(1)), picked, fallback)
+    usable = (picked < logits.shape[-1]) & torch.isfinite(peak.squeeze(1))
+    return torch.where(usable, picked.clamp_(max=logits.shape[-1] - 1), fallback)
