@@ -1,0 +1,78 @@
+"""The peers run's targets and its ``summary.md``: pure formatting of the
+report dictionary, so a saved ``report.json`` can be judged and rendered again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.environment import machine_line, model_line
+from bench.report import fmt
+
+# The issue's floors for this service's throughput over each peer's, by concurrency.
+FLOORS = {
+    "llama-server": {"1": 0.5, "8": 1.0, "32": 1.0},
+    "vllm": {"1": 1.5, "8": 1.5, "32": 1.5},
+}
+
+
+def _throughput(engines: Mapping[str, Any], name: str, c: str) -> float | None:
+    run = engines.get(name, {}).get("by_concurrency", {}).get(c)
+    return None if run is None else run["tokens_per_s"]
+
+
+def targets(engines: Mapping[str, Any]) -> list[dict]:
+    """One row per peer and concurrency measured: our tokens/s over theirs, against its floor."""
+    rows = []
+    for peer, floors in FLOORS.items():
+        for c, floor in floors.items():
+            ours, theirs = _throughput(engines, "this", c), _throughput(engines, peer, c)
+            if ours is None or theirs is None:
+                continue
+            ratio = ours / theirs
+            rows.append({"peer": peer, "concurrency": int(c), "ratio": ratio, "floor": floor,
+                         "met": ratio >= floor})  # fmt: skip
+    return rows
+
+
+def render(report: Mapping[str, Any]) -> str:
+    engines = report["engines"]
+    levels = [str(c) for c in report["workload"]["concurrency"]]
+    lines = [
+        "# This service against its peers, same model, one run",
+        "",
+        f"_Machine: {machine_line(report['machine'])}. Model: {model_line(report['model'])}._",
+        "",
+        f"JSON-schema constrained, greedy, {report['workload']['max_tokens']} tokens per request, "
+        f"output tokens/s (median of {report['workload']['rounds']} rounds"
+        f"{', median over cycles' if report['workload']['cycles'] > 1 else ''}).",
+        "",
+        "| engine | " + " | ".join(f"c={c}" for c in levels) + " | start-up s | RSS MB |",
+        "|---|" + "---|" * (len(levels) + 2),
+    ]
+    for name, run in engines.items():
+        cells = [fmt(_throughput(engines, name, c), 0) for c in levels]
+        cells += [fmt(run["startup_s"], 1), fmt(run["rss_mb"], 0)]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "| target | ratio | floor | met |", "|---|---|---|---|"]
+    for row in report["targets"]:
+        lines.append(
+            f"| this / {row['peer']} at c={row['concurrency']} | {fmt(row['ratio'])} | "
+            f"≥ {fmt(row['floor'], 1)} | {'yes' if row['met'] else '**no**'} |"
+        )
+    agreement = report.get("greedy_agreement_with_this") or {}
+    if agreement:
+        shares = ", ".join(f"{name} {share:.0%}" for name, share in agreement.items())
+        lines += ["", f"Greedy outputs identical to this service's (8 prompts): {shares}."]
+    foreign = report.get("foreign_cpu_cores") or {}
+    if foreign:
+        busiest = max(foreign.values())
+        lines += ["", f"Other processes' CPU use while measuring: at most {busiest:.2f} cores "
+                  f"({', '.join(f'{k} {v:.2f}' for k, v in foreign.items())})."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(report: Mapping[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(report))
