@@ -19,7 +19,7 @@ from bench.noise import NoiseMeter
 from bench.peers import install
 from bench.peers.engines import ENGINES
 from bench.peers.summary import targets, write_summary
-from bench.peers.workload import MAX_TOKENS, SCHEMA, measure
+from bench.peers.workload import MAX_TOKENS, SCHEMA, measure, prompt_ids
 from bench.progress import say
 from bench.report import write_json
 from bench.servers import REPO_ROOT
@@ -38,6 +38,7 @@ def _prepare(names: list[str], model_dir: Path) -> None:
 
 
 def _run_engine(name: str, args: argparse.Namespace, meter: NoiseMeter, log_dir: Path) -> dict:
+    prompts = prompt_ids(args.model_dir)
     started = time.monotonic()
     meter.mark(NoiseMeter.UNMEASURED)
     with ENGINES[name](args.model_dir, log_dir, args.slots) as endpoint:
@@ -48,7 +49,7 @@ def _run_engine(name: str, args: argparse.Namespace, meter: NoiseMeter, log_dir:
         for c in args.concurrency:
             say(f"{name}: c={c}")
             meter.mark(f"{name} c={c}")
-            runs[str(c)] = asyncio.run(measure(endpoint, c, args.rounds))
+            runs[str(c)] = asyncio.run(measure(endpoint, prompts, c, args.rounds))
         memory = {k: v for g in endpoint.process_groups for k, v in group_memory_mb(g).items()}
         meter.mark(NoiseMeter.UNMEASURED)  # while the server still runs: its CPU time is its own
     return {"startup_s": startup_s, "rss_mb": sum(memory.values()), "by_concurrency": runs}
@@ -73,24 +74,6 @@ def _merge_cycles(cycles: list[dict]) -> dict:
             },
         }
     return merged
-
-
-def _agreement(engines: dict) -> dict:
-    """Share of prompts on which each peer's greedy text equals this service's
-    (first cycle, the widest concurrency: all eight prompts)."""
-    if "this" not in engines:
-        return {}
-    widest = max(engines["this"]["by_concurrency"], key=int)
-
-    def texts(name: str) -> list[str]:
-        return engines[name]["by_concurrency"][widest]["cycles"][0]["texts"]
-
-    ours = texts("this")
-    return {
-        name: sum(a == b for a, b in zip(ours, texts(name), strict=True)) / len(ours)
-        for name in engines
-        if name != "this"
-    }
 
 
 def main() -> None:
@@ -122,7 +105,6 @@ def main() -> None:
         cycles.append({name: _run_engine(name, args, meter, args.out / "logs") for name in order})
     meter.close()
     report["engines"] = _merge_cycles(cycles)
-    report["greedy_agreement_with_this"] = _agreement(report["engines"])
     report["foreign_cpu_cores"] = meter.foreign_cores()
     report["targets"] = targets(report["engines"])
     write_json(report, args.out / "report.json")

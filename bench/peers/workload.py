@@ -3,10 +3,7 @@
 response's ``usage``.
 
 The schema asks for at least 40 array items, so no output completes it within
-64 tokens and every engine does the same amount of work per request; greedy
-decoding on the same f32 weights makes the outputs comparable across engines
-(agreement with this service's text is recorded, not required: tokenizers'
-BOS handling and float summation order can tip a near tie).
+64 tokens and every engine does the same amount of work per request.
 """
 
 from __future__ import annotations
@@ -15,8 +12,10 @@ import asyncio
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
+from tokenizers import Tokenizer
 
 from bench.peers.engines import Endpoint
 
@@ -55,7 +54,15 @@ class Completion:
     text: str
 
 
-async def _complete(http: httpx.AsyncClient, endpoint: Endpoint, prompt: str) -> Completion:
+def prompt_ids(model_dir: Path) -> list[list[int]]:
+    """The prompts as token ids of the model's own tokenizer, no special tokens:
+    every engine then reads exactly the same tokens (left to themselves they
+    differ on whether to put BOS first)."""
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    return [tokenizer.encode(p, add_special_tokens=False).ids for p in PROMPTS]
+
+
+async def _complete(http: httpx.AsyncClient, endpoint: Endpoint, prompt: list[int]) -> Completion:
     body = {
         "model": endpoint.model,
         "prompt": prompt,
@@ -73,11 +80,13 @@ async def _complete(http: httpx.AsyncClient, endpoint: Endpoint, prompt: str) ->
     return Completion(latency, tokens, answer["choices"][0]["text"])
 
 
-async def measure(endpoint: Endpoint, concurrency: int, rounds: int) -> dict:
+async def measure(
+    endpoint: Endpoint, prompts_ids: list[list[int]], concurrency: int, rounds: int
+) -> dict:
     """One warm-up round, then ``rounds`` rounds of ``concurrency`` simultaneous
     requests (request i gets prompt i mod 8). Throughput = a round's output tokens /
     its wall time; the median round is reported, with every round kept."""
-    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(concurrency)]
+    prompts = [prompts_ids[i % len(prompts_ids)] for i in range(concurrency)]
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(
         base_url=endpoint.base_url, headers=endpoint.headers, timeout=900.0,
