@@ -113,6 +113,12 @@ class _Active:
         return self.state.request
 
 
+def default_mask_threads(runner: ModelRunner) -> int:
+    """Two xgrammar threads beside a GPU's forward; none beside a CPU's, whose
+    forward already has every core (see ``StructuredOutputs.fill_masks_async``)."""
+    return 0 if runner.model.device.type == "cpu" else 2
+
+
 class Engine:
     """Owns the model and runs the decode loop on its own thread."""
 
@@ -124,7 +130,7 @@ class Engine:
         max_batch_size: int = 64,
         cancel_poll_interval_s: float = 0.05,
         compile_budget_s: float = 30.0,
-        mask_threads: int = 2,
+        mask_threads: int | None = None,
         prefill_chunk_tokens: int = 512,
         max_queued: int = 1024,
         metrics: EngineMetrics | None = None,
@@ -137,7 +143,7 @@ class Engine:
             token_bytes=runner.token_bytes,
             encode=lambda text: runner.tokenizer.encode(text, add_special_tokens=False),
             max_batch_size=max_batch_size,
-            mask_threads=mask_threads,
+            mask_threads=default_mask_threads(runner) if mask_threads is None else mask_threads,
         )
         self._max_batch_size = max_batch_size
         self._cancel_poll_interval_s = cancel_poll_interval_s

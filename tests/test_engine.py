@@ -859,3 +859,46 @@ def test_a_full_queue_refuses_new_requests_at_once(runner: ModelRunner) -> None:
         assert all(sink.done.wait(30) for sink in (running, *queued))
     finally:
         engine.shutdown()
+
+
+def test_masks_filled_beside_the_forward_or_before_it_give_the_same_outputs(
+    runner: ModelRunner,
+) -> None:
+    """``mask_threads`` 0 (the CPU default: masks filled on the engine thread)
+    and 2 (on xgrammar's threads while the forward runs) are the same masks:
+    seeded sampling in a shared batch gives identical texts, all valid."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "tags": {"type": "array", "items": {"enum": ["a", "bc"]}},
+        },
+        "required": ["id", "tags"],
+        "additionalProperties": False,
+    }
+    constraint = Constraint(
+        type=ConstraintType.JSON_SCHEMA, value=compile_json_schema(schema).value
+    )
+    texts: dict[int, list[str]] = {}
+    for threads in (0, 2):
+        engine = Engine(runner, GrammarCache(runner.tokenizer_info), mask_threads=threads)
+        engine.start()
+        try:
+            sinks = [
+                _submit(
+                    engine,
+                    runner,
+                    f"Record {seed}: ",
+                    SamplingParams(max_tokens=48, seed=seed, temperature=1.0),
+                    constraint,
+                )
+                for seed in range(6)
+            ]
+            assert all(sink.done.wait(60) and sink.error is None for sink in sinks)
+            texts[threads] = [_text(runner, sink) for sink in sinks]
+        finally:
+            engine.shutdown()
+    assert texts[0] == texts[2]
+    for sink, text in zip(sinks, texts[0], strict=True):
+        if sink.outputs[-1].finish_reason is FinishReason.STOP:
+            jsonschema.validate(json.loads(text), schema)

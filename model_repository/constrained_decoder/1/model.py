@@ -241,6 +241,11 @@ class _TritonMetrics(EngineMetrics):
         gc.collect()
 
 
+def _mask_threads(setting: str) -> int | None:
+    """``auto`` leaves the choice to the engine (by the model's device)."""
+    return None if setting == "auto" else int(setting)
+
+
 def _optional_text(request, name: str) -> str | None:
     tensor = pb_utils.get_input_tensor_by_name(request, name)
     if tensor is None:
@@ -302,7 +307,7 @@ class TritonPythonModel:
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
             prefill_chunk_tokens=int(model_parameter(parameters, "prefill_chunk_tokens", "512")),
             max_queued=int(model_parameter(parameters, "max_queued_requests", "1024")),
-            mask_threads=int(model_parameter(parameters, "mask_threads", "2")),
+            mask_threads=_mask_threads(model_parameter(parameters, "mask_threads", "auto")),
             metrics=metrics,
         )
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
