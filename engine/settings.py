@@ -31,3 +31,25 @@ def resolve_model_dir(parameters: Mapping[str, Mapping[str, str]]) -> Path:
     if not (path / "config.json").is_file():
         raise RuntimeError(f"{path} is not a Hugging Face model directory (no config.json)")
     return path
+
+
+def forward_threads(setting: str) -> int | None:
+    """The decoder's torch threads: ``auto`` is every usable core but one, ``0``
+    torch's own default (every core), ``N`` exactly N; None leaves torch alone.
+
+    The spare core is for the processes the decoder serves beside: the
+    frontend, the tokenizer and detokenizer stubs, tritonserver itself. With
+    every core in the forward they preempt its threads mid-step, and with
+    ``OMP_WAIT_POLICY=PASSIVE`` each parallel region must wake sleeping
+    threads; on two cores one thread made a one-row JSON step 3.2 -> 1.3 ms
+    and served throughput at c=8 ~10% higher (c=32 ~5% lower).
+    """
+    if setting == "auto":
+        usable = (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        )
+        return max(1, (usable or 1) - 1)
+    threads = int(setting)
+    if threads < 0:
+        raise ValueError(f"torch_threads must be auto, 0 or a positive count, got {setting!r}")
+    return threads or None

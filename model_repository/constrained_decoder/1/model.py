@@ -27,7 +27,7 @@ from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
 from engine.request import GenerationRequest, StepOutput, invalid_argument_text
-from engine.settings import model_parameter, resolve_model_dir
+from engine.settings import forward_threads, model_parameter, resolve_model_dir
 from engine.text_window import decode_window
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
@@ -286,8 +286,8 @@ class TritonPythonModel:
         if not pb_utils.using_decoupled_model_transaction_policy(config):
             raise pb_utils.TritonModelException("constrained_decoder must be decoupled")
         parameters = config.get("parameters", {})
-        threads = int(model_parameter(parameters, "torch_threads", "0"))
-        if threads > 0:
+        threads = forward_threads(model_parameter(parameters, "torch_threads", "auto"))
+        if threads is not None:
             torch.set_num_threads(threads)
         runner = ModelRunner.load(
             resolve_model_dir(parameters), device=model_parameter(parameters, "device", "auto")
