@@ -37,7 +37,9 @@ def _prepare(names: list[str], model_dir: Path) -> None:
         install.vllm_python()
 
 
-def _run_engine(name: str, args: argparse.Namespace, meter: NoiseMeter, log_dir: Path) -> dict:
+def _run_engine(
+    name: str, cycle: int, args: argparse.Namespace, meter: NoiseMeter, log_dir: Path
+) -> dict:
     prompts = prompt_ids(args.model_dir)
     started = time.monotonic()
     meter.mark(NoiseMeter.UNMEASURED)
@@ -46,9 +48,11 @@ def _run_engine(name: str, args: argparse.Namespace, meter: NoiseMeter, log_dir:
         for group in endpoint.process_groups:
             meter.add_session(group)
         runs = {}
+        # One noise phase per engine and cycle: /proc's tick counts are too coarse
+        # for the sub-second phases of a single concurrency level.
+        meter.mark(f"{name} cycle {cycle + 1}")
         for c in args.concurrency:
             say(f"{name}: c={c}")
-            meter.mark(f"{name} c={c}")
             runs[str(c)] = asyncio.run(measure(endpoint, prompts, c, args.rounds))
         memory = {k: v for g in endpoint.process_groups for k, v in group_memory_mb(g).items()}
         meter.mark(NoiseMeter.UNMEASURED)  # while the server still runs: its CPU time is its own
@@ -102,7 +106,8 @@ def main() -> None:
     for cycle in range(args.cycles):
         shift = cycle % len(args.engines)  # each cycle starts with another engine
         order = args.engines[shift:] + args.engines[:shift]
-        cycles.append({name: _run_engine(name, args, meter, args.out / "logs") for name in order})
+        logs = args.out / "logs"
+        cycles.append({name: _run_engine(name, cycle, args, meter, logs) for name in order})
     meter.close()
     report["engines"] = _merge_cycles(cycles)
     report["foreign_cpu_cores"] = meter.foreign_cores()
