@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,8 +49,8 @@ def _openai_json(schema: dict) -> dict:
 
 @contextmanager
 def this_service(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoint]:
-    """tritonserver + the frontend, as ``scripts/serve.sh`` runs them (``slots`` is the
-    decoder's own batch limit, not a flag: it is recorded, not set)."""
+    """tritonserver + the frontend, as ``scripts/serve.sh`` runs them; ``slots`` is
+    unused: the decoder's batch limit is its config's ``max_running_requests`` (64)."""
     with served_stack(model_dir, log_dir) as stack:
         yield Endpoint(
             base_url=stack.frontend.url,
@@ -112,7 +112,7 @@ def vllm(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoint]:
         )
 
 
-ENGINES: dict[str, Callable[[Path, Path, int], object]] = {
+ENGINES: dict[str, Callable[[Path, Path, int], AbstractContextManager[Endpoint]]] = {
     "this": this_service,
     "llama-server": llama_server,
     "vllm": vllm,
