@@ -62,6 +62,20 @@ def this_service(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoin
 
 
 @contextmanager
+def _peer(
+    server: ManagedProcess, port: int, constrain: Callable[[dict], dict]
+) -> Iterator[Endpoint]:
+    """A peer's single server process, started and always stopped."""
+    with server:
+        yield Endpoint(
+            base_url=f"http://{HOST}:{port}",
+            model=SERVED_NAME,
+            constrain=constrain,
+            process_groups=[server.pid],
+        )
+
+
+@contextmanager
 def llama_server(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoint]:
     """llama.cpp's server with ``slots`` parallel sequences (continuous batching),
     512 context positions each, as many threads as cores."""
@@ -76,13 +90,8 @@ def llama_server(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoin
         "llama-server", command, f"http://{HOST}:{port}/health",
         log_file=log_dir / "llama-server.log", startup_timeout=300.0,
     )  # fmt: skip
-    with server:
-        yield Endpoint(
-            base_url=f"http://{HOST}:{port}",
-            model=SERVED_NAME,
-            constrain=lambda schema: {"json_schema": schema},
-            process_groups=[server.pid],
-        )
+    with _peer(server, port, lambda schema: {"json_schema": schema}) as endpoint:
+        yield endpoint
 
 
 @contextmanager
@@ -103,13 +112,8 @@ def vllm(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoint]:
         env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"},
         log_file=log_dir / "vllm.log", startup_timeout=900.0,
     )  # fmt: skip
-    with server:
-        yield Endpoint(
-            base_url=f"http://{HOST}:{port}",
-            model=SERVED_NAME,
-            constrain=lambda schema: {"structured_outputs": {"json": schema}},
-            process_groups=[server.pid],
-        )
+    with _peer(server, port, lambda schema: {"structured_outputs": {"json": schema}}) as endpoint:
+        yield endpoint
 
 
 ENGINES: dict[str, Callable[[Path, Path, int], AbstractContextManager[Endpoint]]] = {
