@@ -114,9 +114,10 @@ class _Active:
 
 
 def default_mask_threads(runner: ModelRunner) -> int:
-    """Two xgrammar threads beside a GPU's forward; none beside a CPU's, whose
-    forward already has every core (see ``StructuredOutputs.fill_masks_async``)."""
-    return 0 if runner.model.device.type == "cpu" else 2
+    """Two xgrammar threads beside a GPU's forward; one beside a CPU's, on the
+    core its ``torch_threads`` leave spare (more would fight the forward: a
+    one-row demo forward took twice as long with two)."""
+    return 1 if runner.model.device.type == "cpu" else 2
 
 
 class Engine:

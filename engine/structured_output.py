@@ -25,6 +25,11 @@ from engine.params import Constraint
 FORCED_TEXT_CACHE_SIZE = 4096
 
 
+# Mask entries (rows x vocabulary) below which a fill runs on the calling thread:
+# two rows of a 128k vocabulary, 64 of a 4k one.
+INLINE_FILL_LIMIT = 1 << 18
+
+
 class StructuredOutputs:
     """Compiled grammars, per-row matchers and the batch's token bitmask."""
 
@@ -76,19 +81,21 @@ class StructuredOutputs:
     ) -> Future[None]:
         """Fills the bitmask rows of the constrained ``matchers`` (row
         ``first_row + i`` for the i-th) with xgrammar's batch API: on its own
-        threads, overlapping the model's forward pass, when the model runs on
-        a GPU; at once on the calling thread when ``mask_threads`` is 0.
+        threads, overlapping the model's forward pass, when the work is large
+        enough to pay for the hand-off; at once on the calling thread
+        otherwise, or always when ``mask_threads`` is 0.
 
-        On a CPU the forward already keeps every core busy: filling beside
-        it only makes the two fight (the forward of a one-row demo step took
-        twice as long), and handing a few microseconds of work to a thread
-        pool costs more than the work (80 µs against 1.3 µs for one row).
+        Handing a few microseconds of work to a thread pool costs more than
+        the work (~80 µs against 1.3 µs for one row of a 4k vocabulary);
+        sixteen rows of a 128k vocabulary take ~6 ms, which a thread beside
+        the forward hides.
         """
         done: Future[None] = Future()
         constrained = [(first_row + i, m) for i, m in enumerate(matchers) if m is not None]
         if constrained:
             indices, rows = (list(part) for part in zip(*constrained, strict=True))
-            if self._mask_pool is not None:
+            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
+            if self._mask_pool is not None and large:
                 return self._mask_pool.submit(
                     self._batch_matcher.batch_fill_next_token_bitmask, rows, self._bitmask, indices
                 )

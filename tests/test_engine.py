@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import torch
 
+from engine import structured_output
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
@@ -862,11 +863,13 @@ def test_a_full_queue_refuses_new_requests_at_once(runner: ModelRunner) -> None:
 
 
 def test_masks_filled_beside_the_forward_or_before_it_give_the_same_outputs(
-    runner: ModelRunner,
+    runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``mask_threads`` 0 (the CPU default: masks filled on the engine thread)
-    and 2 (on xgrammar's threads while the forward runs) are the same masks:
-    seeded sampling in a shared batch gives identical texts, all valid."""
+    """``mask_threads`` 0 (masks filled on the engine thread) and 2 (on
+    xgrammar's threads while the forward runs; every fill counts as large here)
+    are the same masks: seeded sampling in a shared batch gives identical
+    texts, all valid."""
+    monkeypatch.setattr(structured_output, "INLINE_FILL_LIMIT", 0)
     schema = {
         "type": "object",
         "properties": {
