@@ -90,16 +90,14 @@ class StructuredOutputs:
         sixteen rows of a 128k vocabulary take ~6 ms, which a thread beside
         the forward hides.
         """
-        done: Future[None] = Future()
         constrained = [(first_row + i, m) for i, m in enumerate(matchers) if m is not None]
         if constrained:
             indices, rows = (list(part) for part in zip(*constrained, strict=True))
-            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
-            if self._mask_pool is not None and large:
-                return self._mask_pool.submit(
-                    self._batch_matcher.batch_fill_next_token_bitmask, rows, self._bitmask, indices
-                )
-            self._batch_matcher.batch_fill_next_token_bitmask(rows, self._bitmask, indices)
+            fill = self._batch_matcher.batch_fill_next_token_bitmask
+            if self._mask_pool is not None and len(rows) * self._vocab_size >= INLINE_FILL_LIMIT:
+                return self._mask_pool.submit(fill, rows, self._bitmask, indices)
+            fill(rows, self._bitmask, indices)
+        done: Future[None] = Future()
         done.set_result(None)
         return done
 
