@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from transformers import DynamicCache, PretrainedConfig, PreTrainedModel
 
+from engine.linear import Linear
+
 LEAN_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 _ROPE_TYPES = frozenset({"default", "llama3"})
 
@@ -85,13 +87,11 @@ def _inverse_frequencies(config: PretrainedConfig, head_dim: int) -> torch.Tenso
 @dataclass
 class _Layer:
     input_norm: torch.Tensor
-    qkv: torch.Tensor
-    qkv_bias: torch.Tensor | None
-    out: torch.Tensor
-    out_bias: torch.Tensor | None
+    qkv: Linear
+    out: Linear
     post_norm: torch.Tensor
-    gate_up: torch.Tensor
-    down: torch.Tensor
+    gate_up: Linear
+    down: Linear
 
 
 @dataclass
@@ -123,14 +123,8 @@ class LeanCausalLM:
         decoder = model.model
         self.embed = decoder.embed_tokens.weight.detach()
         self.norm = decoder.norm.weight.detach()
-        head = model.lm_head.weight.detach()
-        # On a CPU the head is kept as [hidden, vocab], contiguous: a few rows
-        # times that layout streams the weights at twice the speed of
-        # F.linear's [vocab, hidden] (Llama 3's 128k head: 4.3 against 9.3 ms for
-        # one row, 8.6 against 17.5 for two), and is no slower for wide batches.
-        # A tied head costs its size once more in memory; an untied one is freed.
-        # Elsewhere it stays a transposed view, which is what F.linear computes.
-        self._head_t = head.T.contiguous() if self.device.type == "cpu" else head.T
+        # On a CPU a tied head costs its size once more (packed for oneDNN).
+        self._head = Linear(model.lm_head.weight.detach())
         self.layers = [self._fuse(layer) for layer in decoder.layers]
         self._inverse = _inverse_frequencies(config, self.head_dim)
         self._cos = self._sin = torch.empty(0)
@@ -143,13 +137,16 @@ class LeanCausalLM:
         biases = [_bias(projection) for projection in projections]
         return _Layer(
             input_norm=layer.input_layernorm.weight.detach(),
-            qkv=torch.cat([projection.weight.detach() for projection in projections]),
-            qkv_bias=None if any(bias is None for bias in biases) else torch.cat(biases),
-            out=attention.o_proj.weight.detach(),
-            out_bias=_bias(attention.o_proj),
+            qkv=Linear(
+                torch.cat([projection.weight.detach() for projection in projections]),
+                None if any(bias is None for bias in biases) else torch.cat(biases),
+            ),
+            out=Linear(attention.o_proj.weight.detach(), _bias(attention.o_proj)),
             post_norm=layer.post_attention_layernorm.weight.detach(),
-            gate_up=torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()]),
-            down=mlp.down_proj.weight.detach(),
+            gate_up=Linear(
+                torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()])
+            ),
+            down=Linear(mlp.down_proj.weight.detach()),
         )
 
     def _grow_rotary(self, positions: int) -> None:
@@ -207,7 +204,7 @@ class LeanCausalLM:
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for index, layer in enumerate(self.layers):
             normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
-            qkv = F.linear(normed, layer.qkv, layer.qkv_bias)
+            qkv = layer.qkv(normed)
             query, key, value = qkv.split((q_size, kv_size, kv_size), dim=-1)
             query = query.view(batch, tokens, self.heads, self.head_dim).transpose(1, 2)
             key = key.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
@@ -218,14 +215,14 @@ class LeanCausalLM:
                 query, key, value, attn_mask=mask, enable_gqa=self.kv_heads != self.heads
             )
             attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
-            hidden = hidden + F.linear(attended, layer.out, layer.out_bias)
+            hidden = hidden + layer.out(attended)
             normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
-            gate, up = F.linear(normed, layer.gate_up).chunk(2, dim=-1)
-            hidden = hidden + F.linear(F.silu(gate) * up, layer.down)
+            gate, up = layer.gate_up(normed).chunk(2, dim=-1)
+            hidden = hidden + layer.down(F.silu(gate) * up)
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         hidden = F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps)
-        return LeanOutput(logits=hidden @ self._head_t, past_key_values=cache)
+        return LeanOutput(logits=self._head(hidden), past_key_values=cache)
 
 
 def _rotate(states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

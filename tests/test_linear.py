@@ -1,0 +1,63 @@
+"""Packed linear projections give F.linear's answer for every shape the lean
+forward uses, and fall back to F.linear where packing is unavailable."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine import linear
+from engine.linear import MIN_PACKED_ROWS, SMALL_WEIGHT_BYTES, Linear
+
+
+def _random(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(sum(shape))
+    return torch.randn(*shape, generator=generator).to(dtype)
+
+
+@pytest.mark.parametrize("rows", [1, 2, MIN_PACKED_ROWS, 8, 33])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_packed_projection_matches_f_linear(rows: int, with_bias: bool) -> None:
+    weight, bias = _random(96, 64), _random(96) if with_bias else None
+    projection = Linear(weight, bias)
+    assert projection.packed  # this CPU build of torch has oneDNN
+    for inputs in (_random(rows, 64), _random(rows, 3, 64)):  # decode and prefill shapes
+        expected = F.linear(inputs, weight, bias)
+        got = projection(inputs)
+        assert got.shape == expected.shape
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_large_weight_is_kept_packed_only_and_still_answers_one_row() -> None:
+    rows = SMALL_WEIGHT_BYTES // (4 * 256) + 1
+    weight = _random(rows, 256)
+    projection = Linear(weight)
+    assert projection.packed and projection._plain is None
+    inputs = _random(1, 256)
+    torch.testing.assert_close(projection(inputs), F.linear(inputs, weight), rtol=1e-5, atol=1e-4)
+
+
+def test_bfloat16_weights_are_packed_too() -> None:
+    weight, inputs = _random(64, 32, dtype=torch.bfloat16), _random(8, 32, dtype=torch.bfloat16)
+    projection = Linear(weight)
+    assert projection.packed
+    got = projection(inputs)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, F.linear(inputs, weight), rtol=2e-2, atol=2e-2)
+
+
+def test_without_onednn_it_is_plain_f_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linear, "_packing_works", lambda: False)
+    weight, inputs = _random(16, 8), _random(5, 8)
+    projection = Linear(weight)
+    assert not projection.packed
+    assert torch.equal(projection(inputs), F.linear(inputs, weight))
+
+
+def test_other_dtypes_are_not_packed() -> None:
+    weight = _random(16, 8, dtype=torch.float64)
+    projection = Linear(weight)
+    assert not projection.packed
+    inputs = _random(4, 8, dtype=torch.float64)
+    assert torch.equal(projection(inputs), F.linear(inputs, weight))
