@@ -143,9 +143,7 @@ class LeanCausalLM:
             ),
             out=Linear(attention.o_proj.weight.detach(), _bias(attention.o_proj)),
             post_norm=layer.post_attention_layernorm.weight.detach(),
-            gate_up=Linear(
-                torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()])
-            ),
+            gate_up=Linear(torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()])),
             down=Linear(mlp.down_proj.weight.detach()),
         )
 

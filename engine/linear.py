@@ -70,9 +70,7 @@ def _packing_works() -> bool:
         generator = torch.Generator().manual_seed(0)
         weight = torch.randn(48, 40, generator=generator)
         inputs = torch.randn(5, 40, generator=generator)
-        packed = torch.ops.mkldnn._linear_pointwise(
-            inputs, _pack(weight), None, "none", [], ""
-        )
+        packed = torch.ops.mkldnn._linear_pointwise(inputs, _pack(weight), None, "none", [], "")
     except (AttributeError, RuntimeError, NotImplementedError):
         return False
     return bool(torch.allclose(packed, F.linear(inputs, weight), rtol=1e-5, atol=1e-5))
