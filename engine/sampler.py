@@ -11,6 +11,14 @@ a step's sampling time with a 128k vocabulary).
 Work for a feature is skipped entirely when no row in the batch uses it; the
 per-row Python loops (DRY's repeat search, mirostat's mu update) only visit
 the rows that enable them.
+
+On a CPU, torch's ``argmax`` and ``cumsum`` walk a row one element at a time
+while ``amax`` and ``sum`` are vectorised (a 128k row: argmax 70 µs against
+6 µs, cumsum 90 µs against 6 µs), and ``exp`` slows down threefold on the
+``-inf`` a constraint leaves where ``softmax`` does not. So with a large
+vocabulary the greedy pick and the draw first find the block of
+``VOCAB_BLOCK`` tokens that holds the answer with vectorised reductions, then
+search inside that one block; weights come from an in-place softmax.
 """
 
 from __future__ import annotations
@@ -42,6 +50,11 @@ DRY_MAX_PENALTY = 1e4
 MIN_TEMPERATURE = 1e-6
 # Distinct (breakers, vocabulary) pairs whose breaker tokens are remembered.
 BREAKER_CACHE_SIZE = 32
+
+# Tokens per block for the two-level argmax and draw (see the module docstring),
+# used on a CPU for vocabularies of at least BLOCKED_MIN_VOCAB tokens.
+VOCAB_BLOCK = 1024
+BLOCKED_MIN_VOCAB = 16 * VOCAB_BLOCK
 
 _LN2 = math.log(2.0)
 _BreakerKey = tuple[tuple[str, ...], int, int]
@@ -341,7 +354,7 @@ def _filter_min_p(logits: torch.Tensor, min_ps: Sequence[float]) -> torch.Tensor
     if not any(min_ps):
         return logits
     as_column = torch.tensor(min_ps, dtype=logits.dtype, device=logits.device).unsqueeze(1)
-    threshold = logits.max(dim=-1, keepdim=True).values + as_column.log()
+    threshold = logits.amax(dim=-1, keepdim=True) + as_column.log()
     return logits.masked_fill(logits < threshold, float("-inf"))
 
 
@@ -391,17 +404,15 @@ def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
     row's mu, so call it exactly once per step.
     """
     greedy = [row.params.temperature == 0.0 for row in rows]
-    temperatures = torch.tensor(
-        [
-            1.0 if g else max(row.params.temperature, MIN_TEMPERATURE)
-            for g, row in zip(greedy, rows, strict=True)
-        ],
-        dtype=logits.dtype,
-        device=logits.device,
-    ).unsqueeze(1)
-    filtered = _filter_top_k_top_p_min_p(logits.div_(temperatures), rows)
+    temperatures = [
+        1.0 if g else max(row.params.temperature, MIN_TEMPERATURE)
+        for g, row in zip(greedy, rows, strict=True)
+    ]
+    if any(temperature != 1.0 for temperature in temperatures):
+        logits.div_(torch.tensor(temperatures, dtype=logits.dtype, device=logits.device)[:, None])
+    filtered = _filter_top_k_top_p_min_p(logits, rows)
     filtered = _mirostat_truncate(filtered, rows)
-    tokens = filtered.argmax(dim=-1)
+    tokens = argmax(filtered)
     drawn = [i for i, g in enumerate(greedy) if not g]
     if drawn:
         uniform = torch.cat([torch.rand(1, generator=rows[i].generator) for i in drawn])
@@ -417,16 +428,75 @@ def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
     return tokens.tolist()
 
 
+def _blocks_pay(rows: torch.Tensor) -> bool:
+    return rows.device.type == "cpu" and rows.shape[-1] >= BLOCKED_MIN_VOCAB
+
+
+def _whole_blocks(rows: torch.Tensor) -> torch.Tensor:
+    """``[rows, blocks, VOCAB_BLOCK]``: a view of the whole blocks (the tail
+    past the last one is left out)."""
+    whole = rows.shape[-1] - rows.shape[-1] % VOCAB_BLOCK
+    return rows[:, :whole].unflatten(-1, (-1, VOCAB_BLOCK))
+
+
+def _block_positions(block: torch.Tensor, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids of each row's chosen block (clamped to the vocabulary, for
+    gathering) and which of them are real (the last block may be short)."""
+    positions = block.unsqueeze(1) * VOCAB_BLOCK + torch.arange(VOCAB_BLOCK, device=block.device)
+    return positions.clamp(max=vocab - 1), positions < vocab
+
+
+def argmax(logits: torch.Tensor) -> torch.Tensor:
+    """``logits.argmax(dim=-1)`` (the first of tied maxima included), found
+    block by block on a CPU with a large vocabulary."""
+    if not _blocks_pay(logits):
+        return logits.argmax(dim=-1)
+    vocab = logits.shape[-1]
+    blocks = _whole_blocks(logits)
+    tail = logits[:, blocks.shape[1] * VOCAB_BLOCK :]
+    peaks = torch.cat([blocks.amax(dim=-1), tail.amax(dim=-1, keepdim=True)], dim=-1)
+    block = peaks.argmax(dim=-1)
+    positions, real = _block_positions(block, vocab)
+    inside = logits.gather(1, positions).masked_fill_(~real, float("-inf")).argmax(dim=-1)
+    return block * VOCAB_BLOCK + inside
+
+
 def _draw_in_place(
     logits: torch.Tensor, uniform: torch.Tensor, fallback: torch.Tensor
 ) -> torch.Tensor:
     """The token where each row's cumulative softmax first exceeds its
-    uniform number; ``logits`` become that cumulative sum. Masked tokens weigh
-    exactly 0, so they never are the first to exceed it. A row with nothing
-    allowed (or a draw rounding past the total) keeps ``fallback``."""
-    peak = logits.max(dim=-1, keepdim=True).values
-    cdf = logits.sub_(peak).exp_().cumsum_(dim=-1)
-    target = uniform.unsqueeze(1) * cdf[:, -1:]
-    picked = torch.searchsorted(cdf, target, right=True).squeeze(1)
-    usable = (picked < logits.shape[-1]) & torch.isfinite(peak.squeeze(1))
-    return torch.where(usable, picked.clamp_(max=logits.shape[-1] - 1), fallback)
+    uniform number; ``logits`` are overwritten. Masked tokens weigh exactly 0,
+    so they never are the first to exceed it. A row with nothing allowed (or a
+    draw rounding past the total) keeps ``fallback``."""
+    vocab = logits.shape[-1]
+    weights = torch.ops.aten._softmax.out(logits, -1, False, out=logits)
+    if _blocks_pay(weights):
+        picked, total = _blocked_inverse_cdf(weights, uniform)
+    else:
+        cdf = weights.cumsum_(dim=-1)
+        total = cdf[:, -1]
+        picked = torch.searchsorted(cdf, (uniform * total).unsqueeze(1), right=True).squeeze(1)
+    usable = (picked < vocab) & (total > 0)  # an all-masked row's softmax is NaN
+    return torch.where(usable, picked.clamp_(max=vocab - 1), fallback)
+
+
+def _blocked_inverse_cdf(
+    weights: torch.Tensor, uniform: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The inverse CDF at ``uniform`` over block sums, then inside the chosen
+    block; also each row's total weight. A pick past the vocabulary means the
+    draw rounded past the block's end."""
+    vocab = weights.shape[-1]
+    blocks = _whole_blocks(weights)
+    tail = weights[:, blocks.shape[1] * VOCAB_BLOCK :]
+    block_cdf = torch.cat([blocks.sum(dim=-1), tail.sum(dim=-1, keepdim=True)], dim=-1).cumsum_(-1)
+    total = block_cdf[:, -1]
+    target = (uniform * total).unsqueeze(1)
+    block = torch.searchsorted(block_cdf, target, right=True).squeeze(1)
+    block = block.clamp_(max=block_cdf.shape[1] - 1)
+    before = torch.where(block > 0, block_cdf.gather(1, (block - 1).clamp(min=0)[:, None])[:, 0], 0)
+    positions, real = _block_positions(block, vocab)
+    inside_cdf = weights.gather(1, positions).masked_fill_(~real, 0.0).cumsum_(dim=-1)
+    inside = torch.searchsorted(inside_cdf, target - before[:, None], right=True).squeeze(1)
+    picked = torch.where(inside < VOCAB_BLOCK, block * VOCAB_BLOCK + inside, vocab)
+    return picked, total

@@ -10,9 +10,12 @@ import torch
 
 from engine.params import SamplingParams
 from engine.sampler import (
+    BLOCKED_MIN_VOCAB,
     DRY_MAX_PENALTY,
+    VOCAB_BLOCK,
     SamplingRow,
     apply_penalties,
+    argmax,
     dry_breaker_tokens,
     dry_match_lengths,
     dry_penalty,
@@ -333,3 +336,47 @@ def test_a_128k_vocabulary_row_draws_its_one_likely_token_past_negligible_ones()
         new_sampling_row(SamplingParams(seed=seed), [], vocab, [b"x"] * vocab) for seed in range(64)
     ]
     assert sample(logits, rows) == [vocab - 1] * 64
+
+
+# -- the blocked argmax and draw of large vocabularies -------------------------------
+
+LARGE_VOCAB = BLOCKED_MIN_VOCAB + VOCAB_BLOCK // 3  # a short last block
+
+
+def test_blocked_argmax_equals_torch_argmax_ties_masks_and_tail_included() -> None:
+    generator = torch.Generator().manual_seed(3)
+    logits = torch.randn(6, LARGE_VOCAB, generator=generator)
+    logits[1, [5, 4000, LARGE_VOCAB - 1]] = 50.0  # tied maxima: the first wins
+    logits[2, : LARGE_VOCAB - 2] = float("-inf")  # the answer is in the short tail
+    logits[3] = float("-inf")  # nothing allowed
+    logits[4, ::2] = float("-inf")
+    logits[5, VOCAB_BLOCK - 1 : VOCAB_BLOCK + 1] = 9.0  # a tie across a block boundary
+    assert torch.equal(argmax(logits), logits.argmax(dim=-1))
+
+
+def test_blocked_draws_follow_the_softmax_across_blocks_and_the_tail() -> None:
+    allowed = {7: 0.1, VOCAB_BLOCK: 0.2, 5 * VOCAB_BLOCK + 3: 0.3, LARGE_VOCAB - 1: 0.4}
+    logits = torch.full((1, LARGE_VOCAB), float("-inf"))
+    for token, probability in allowed.items():
+        logits[0, token] = math.log(probability)
+    rows = [
+        new_sampling_row(SamplingParams(seed=seed), [], LARGE_VOCAB, [b"x"] * LARGE_VOCAB)
+        for seed in range(2000)
+    ]
+    tokens = sample(logits.repeat(len(rows), 1), rows)
+    assert set(tokens) <= set(allowed)
+    counts = torch.tensor([tokens.count(token) for token in allowed], dtype=torch.double)
+    expected = torch.tensor(list(allowed.values()), dtype=torch.double) * len(rows)
+    chi_square = ((counts - expected) ** 2 / expected).sum().item()
+    assert chi_square < 16.3  # 3 degrees of freedom, p = 0.001
+
+
+def test_a_blocked_row_with_nothing_allowed_falls_back_without_crashing() -> None:
+    rows = [
+        new_sampling_row(SamplingParams(seed=1), [], LARGE_VOCAB, [b"x"] * LARGE_VOCAB),
+        new_sampling_row(SamplingParams(seed=2), [], LARGE_VOCAB, [b"x"] * LARGE_VOCAB),
+    ]
+    logits = torch.full((2, LARGE_VOCAB), float("-inf"))
+    logits[1, 12345] = 0.0
+    token, allowed_token = sample(logits, rows)
+    assert 0 <= token < LARGE_VOCAB and allowed_token == 12345
