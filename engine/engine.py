@@ -306,8 +306,12 @@ class Engine:
         request.sink.fail(message, invalid_argument=True, field=field)
         return None
 
+    @torch.inference_mode()
     def step(self) -> None:
-        """One iteration: admit, prefill, decode, mask, sample, emit."""
+        """One iteration: admit, prefill, decode, mask, sample, emit.
+
+        Under inference mode, so the forward's (inference) logits can be
+        masked and sampled in place."""
         self._poll_cancellations()
         self._prefilling.extend(self._admit())
         self._stepping = self._running + [a for p in self._prefilling for a in p.choices]
@@ -327,7 +331,11 @@ class Engine:
         rows = self._running + admitted
         if not rows:  # only prompt chunks ran this step
             return
-        logits = torch.cat(logits_parts)[:, : self._runner.vocab_size]
+        # A decode-only step's logits are used as they are: a copy of a [rows,
+        # 128k] float buffer costs more than the sampling that follows. Prefill
+        # parts may be expanded views (choices sharing a prompt), so they are copied.
+        joined = logits_parts[0] if not prefilled else torch.cat(logits_parts)
+        logits = joined[:, : self._runner.vocab_size]
         raw_logits = (
             logits.clone() if any(a.request.params.logprobs is not None for a in rows) else None
         )
