@@ -905,3 +905,50 @@ def test_masks_filled_beside_the_forward_or_before_it_give_the_same_outputs(
     for sink, text in zip(sinks, texts[0], strict=True):
         if sink.outputs[-1].finish_reason is FinishReason.STOP:
             jsonschema.validate(json.loads(text), schema)
+
+
+def test_forced_tokens_beyond_the_step_width_feed_over_several_steps(
+    runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the step's positions capped, a row's jump-forward tokens are fed
+    a share per step and the row samples after the last: every forward stays
+    within the cap, and greedy texts equal an uncapped engine's (the model
+    sees the same tokens in the same order, only differently padded)."""
+    widths: list[int] = []
+    real_decode = runner.decode
+
+    def recording(batch, next_tokens):
+        widths.append(max(len(tokens) for tokens in next_tokens) * len(next_tokens))
+        return real_decode(batch, next_tokens)
+
+    monkeypatch.setattr(runner, "decode", recording)
+    texts = []
+    for width_tokens in (4, 1024):
+        engine = Engine(
+            runner, GrammarCache(runner.tokenizer_info), decode_width_tokens=width_tokens
+        )
+        engine.start()
+        try:
+            widths.clear()
+            sinks = [
+                _submit(
+                    engine,
+                    runner,
+                    f"Q{index}: ",
+                    SamplingParams(max_tokens=60, temperature=0, stop_after_match=False),
+                    Constraint(type=ConstraintType.REGEX, value=pattern),
+                )
+                for index, pattern in enumerate(JUMP_FORWARD_PATTERNS)
+            ]
+            for sink in sinks:
+                assert sink.done.wait(60) and sink.error is None
+            texts.append([_text(runner, sink) for sink in sinks])
+            if width_tokens == 4:
+                assert max(widths) <= 4, widths  # one row alone may take all 4
+            else:
+                assert max(widths) > 4  # forced text did widen uncapped steps
+        finally:
+            engine.shutdown()
+    for pattern, text in zip(JUMP_FORWARD_PATTERNS, texts[0], strict=True):
+        assert re.fullmatch(pattern, text), text
+    assert texts[0] == texts[1]
