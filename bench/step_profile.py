@@ -86,7 +86,7 @@ class _CountingSink:
 
     def send(self, output: StepOutput) -> None:
         if output.request_done:
-            self._done.append(1)
+            self._done.append(output.tokens_generated)
 
     def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
         self._failures.append(message)
@@ -123,10 +123,20 @@ def _instrument(engine: Engine, timer: ExclusiveTimer) -> dict[str, float]:
 
 
 def profile(
-    runner: ModelRunner, constraint: Constraint, concurrency: int, steps: int, max_tokens: int
+    runner: ModelRunner,
+    constraint: Constraint,
+    concurrency: int,
+    steps: int,
+    max_tokens: int,
+    decode_width_tokens: int | None = None,
 ) -> dict:
     """Drives ``steps`` measured steps with ``concurrency`` requests always running."""
-    engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=max(concurrency, 8))
+    engine = Engine(
+        runner,
+        GrammarCache(runner.tokenizer_info),
+        max_batch_size=max(concurrency, 8),
+        decode_width_tokens=decode_width_tokens,
+    )
     timer = ExclusiveTimer()
     fills = _instrument(engine, timer)
     done: list[int] = []
@@ -164,11 +174,13 @@ def profile(
         engine.step()
         time.sleep(0.001)
     step_seconds: list[float] = []
+    finished_before = 0
     warmup = max_tokens  # every row has been replaced once: a steady mix of ages
     for index in range(warmup + steps):
         if index == warmup:
             timer.totals.clear()
             fills["seconds"] = 0.0
+            finished_before = len(done)
         while submitted - len(done) < concurrency:
             submit()
         engine._drain_inbox(block=False)
@@ -192,6 +204,10 @@ def profile(
         "parts_ms_mean": {part: round(ms, 4) for part, ms in sorted(parts.items())},
         "mask_fill_ms_mean_overlapped": fills["seconds"] * 1000 / steps,
         "step_over_forward": (total * 1000 / steps) / forward if forward else None,
+        # Tokens of the requests that finished while measuring, over the
+        # measured time: steps differ in tokens (jump-forward), so step time
+        # alone does not compare configurations.
+        "tokens_per_s": sum(done[finished_before:]) / total,
     }
 
 
@@ -201,6 +217,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument(
+        "--decode-width-tokens", type=int, help="the engine's cap (default: its own)"
+    )
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
     args = parser.parse_args()
     runner = ModelRunner.load(args.model_dir, device="cpu")
@@ -209,7 +228,9 @@ def main() -> None:
         value=compile_json_schema(json.dumps(USER_JSON_SCHEMA)).value,
     )
     results = [
-        profile(runner, constraint, concurrency, args.steps, args.max_tokens)
+        profile(
+            runner, constraint, concurrency, args.steps, args.max_tokens, args.decode_width_tokens
+        )
         for concurrency in args.concurrency
         for constraint in (schema, Constraint())
     ]
