@@ -241,7 +241,7 @@ class _TritonMetrics(EngineMetrics):
         gc.collect()
 
 
-def _mask_threads(setting: str) -> int | None:
+def _auto_count(setting: str) -> int | None:
     """``auto`` leaves the choice to the engine (by the model's device)."""
     return None if setting == "auto" else int(setting)
 
@@ -307,7 +307,10 @@ class TritonPythonModel:
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
             prefill_chunk_tokens=int(model_parameter(parameters, "prefill_chunk_tokens", "512")),
             max_queued=int(model_parameter(parameters, "max_queued_requests", "1024")),
-            mask_threads=_mask_threads(model_parameter(parameters, "mask_threads", "auto")),
+            mask_threads=_auto_count(model_parameter(parameters, "mask_threads", "auto")),
+            decode_width_tokens=_auto_count(
+                model_parameter(parameters, "decode_width_tokens", "auto")
+            ),
             metrics=metrics,
         )
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
