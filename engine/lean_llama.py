@@ -159,8 +159,8 @@ class LeanCausalLM:
         needed = int(position_ids.max()) + 1
         if needed > self._cos.shape[0]:
             self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
-        # [batch, 1, tokens, head_dim]: broadcast over heads.
-        return self._cos[position_ids].unsqueeze(1), self._sin[position_ids].unsqueeze(1)
+        # [batch, tokens, 1, head_dim]: broadcast over heads.
+        return self._cos[position_ids].unsqueeze(2), self._sin[position_ids].unsqueeze(2)
 
     @staticmethod
     def _attention_mask(
@@ -200,15 +200,15 @@ class LeanCausalLM:
         mask = self._attention_mask(attention_mask, tokens, cached + tokens, input_ids.device)
         hidden = F.embedding(input_ids, self.embed)
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        heads_shape = (self.heads + self.kv_heads, self.head_dim)
         for index, layer in enumerate(self.layers):
             normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
             qkv = layer.qkv(normed)
-            query, key, value = qkv.split((q_size, kv_size, kv_size), dim=-1)
-            query = query.view(batch, tokens, self.heads, self.head_dim).transpose(1, 2)
-            key = key.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
-            value = value.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
-            query, key = _rotate(query, cos, sin), _rotate(key, cos, sin)
-            key, value = cache.update(key, value, index)
+            # Queries and keys are rotated together: one set of operations, not two.
+            query_key = _rotate(qkv[..., : q_size + kv_size].unflatten(-1, heads_shape), cos, sin)
+            query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
+            value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
+            key, value = cache.update(key, value.transpose(1, 2), index)
             attended = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=mask, enable_gqa=self.kv_heads != self.heads
             )
