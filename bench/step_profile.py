@@ -77,16 +77,21 @@ class ExclusiveTimer:
 
 
 class _CountingSink:
-    """Counts finished requests; a failure is recorded, as raising would land
-    on the engine's own error handling rather than here."""
+    """Counts finished requests and generated tokens (into ``tokens[0]``, as
+    they are reported); a failure is recorded, as raising would land on the
+    engine's own error handling rather than here."""
 
-    def __init__(self, done: list[int], failures: list[str]) -> None:
+    def __init__(self, done: list[int], tokens: list[int], failures: list[str]) -> None:
         self._done = done
+        self._tokens = tokens
+        self._reported = 0
         self._failures = failures
 
     def send(self, output: StepOutput) -> None:
+        self._tokens[0] += output.tokens_generated - self._reported
+        self._reported = output.tokens_generated
         if output.request_done:
-            self._done.append(output.tokens_generated)
+            self._done.append(1)
 
     def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
         self._failures.append(message)
@@ -140,6 +145,7 @@ def profile(
     timer = ExclusiveTimer()
     fills = _instrument(engine, timer)
     done: list[int] = []
+    tokens = [0]
     failures: list[str] = []
     submitted = 0
 
@@ -159,7 +165,7 @@ def profile(
                 prompt_ids=runner.tokenizer.encode(prompt),
                 params=params,
                 constraint=constraint,
-                sink=_CountingSink(done, failures),
+                sink=_CountingSink(done, tokens, failures),
             )
         )
         submitted += 1
@@ -174,13 +180,13 @@ def profile(
         engine.step()
         time.sleep(0.001)
     step_seconds: list[float] = []
-    finished_before = 0
+    tokens_before = 0
     warmup = max_tokens  # every row has been replaced once: a steady mix of ages
     for index in range(warmup + steps):
         if index == warmup:
             timer.totals.clear()
             fills["seconds"] = 0.0
-            finished_before = len(done)
+            tokens_before = tokens[0]
         while submitted - len(done) < concurrency:
             submit()
         engine._drain_inbox(block=False)
@@ -204,10 +210,10 @@ def profile(
         "parts_ms_mean": {part: round(ms, 4) for part, ms in sorted(parts.items())},
         "mask_fill_ms_mean_overlapped": fills["seconds"] * 1000 / steps,
         "step_over_forward": (total * 1000 / steps) / forward if forward else None,
-        # Tokens of the requests that finished while measuring, over the
-        # measured time: steps differ in tokens (jump-forward), so step time
-        # alone does not compare configurations.
-        "tokens_per_s": sum(done[finished_before:]) / total,
+        # Tokens reported while measuring, over the measured time: steps
+        # differ in tokens (jump-forward), so step time alone does not compare
+        # configurations.
+        "tokens_per_s": (tokens[0] - tokens_before) / total,
     }
 
 
