@@ -465,11 +465,14 @@ def _draw_in_place(
     logits: torch.Tensor, uniform: torch.Tensor, fallback: torch.Tensor
 ) -> torch.Tensor:
     """The token where each row's cumulative softmax first exceeds its
-    uniform number; ``logits`` are overwritten. Masked tokens weigh exactly 0,
+    uniform number; ``logits`` may be overwritten. Masked tokens weigh exactly 0,
     so they never are the first to exceed it. A row with nothing allowed (or a
     draw rounding past the total) keeps ``fallback``."""
     vocab = logits.shape[-1]
-    weights = torch.ops.aten._softmax.out(logits, -1, False, out=logits)
+    if logits.device.type == "cpu":  # a fresh buffer costs page faults there
+        weights = torch.ops.aten._softmax.out(logits, -1, False, out=logits)
+    else:
+        weights = logits.softmax(dim=-1)
     if _blocks_pay(weights):
         picked, total = _blocked_inverse_cdf(weights, uniform)
     else:
