@@ -11,6 +11,12 @@ weight's whole product for one or two rows, so a small weight keeps its plain
 copy too and short calls use it; a large one (where that cost is noise and a
 second copy is not) is kept packed only.
 
+oneDNN builds and keeps a kernel for every input shape it sees, and never
+lets go (measured: 250 MB → 1.6 GB of RSS over 3,000 calls with row counts
+drawn from 1..600, whatever ``LRU_CACHE_CAPACITY`` says). So packed calls
+only ever see a few shapes: rows are padded up to a power of two, and more
+than ``MAX_PACKED_ROWS`` go through in slices of that many.
+
 Off a CPU, or where this torch lacks the (private) oneDNN ops, or they give a
 different answer on a probe, every projection is a plain ``F.linear``.
 """
@@ -26,6 +32,8 @@ import torch.nn.functional as F
 PACKED_BATCH_HINT = 32
 # Calls with fewer rows than this use a small weight's plain copy.
 MIN_PACKED_ROWS = 3
+# The largest padded row count a packed call sees (row counts are powers of two).
+MAX_PACKED_ROWS = 128
 # Weights up to this size keep a plain copy beside the packed one.
 SMALL_WEIGHT_BYTES = 4 << 20
 _PACKABLE_DTYPES = frozenset({torch.float32, torch.bfloat16})
@@ -51,10 +59,25 @@ class Linear:
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
         if self._packed is None:
             return F.linear(inputs, self._plain, self._bias)
-        rows = inputs.numel() // inputs.shape[-1]
-        if self._plain is not None and rows < MIN_PACKED_ROWS:
+        flat = inputs.reshape(-1, inputs.shape[-1])
+        rows = flat.shape[0]
+        if self._plain is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS:
             return F.linear(inputs, self._plain, self._bias)
-        return torch.ops.mkldnn._linear_pointwise(inputs, self._packed, self._bias, "none", [], "")
+        parts = [
+            self._packed_rows(flat[start : start + MAX_PACKED_ROWS])
+            for start in range(0, rows, MAX_PACKED_ROWS)
+        ]
+        output = parts[0] if len(parts) == 1 else torch.cat(parts)
+        return output.view(*inputs.shape[:-1], self.out_features)
+
+    def _packed_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """At most MAX_PACKED_ROWS rows, padded to a power of two for the call."""
+        count = rows.shape[0]
+        padded = 1 << (count - 1).bit_length()
+        if padded != count:
+            rows = F.pad(rows, (0, 0, 0, padded - count))
+        output = torch.ops.mkldnn._linear_pointwise(rows, self._packed, self._bias, "none", [], "")
+        return output[:count]
 
 
 def _pack(weight: torch.Tensor) -> torch.Tensor:

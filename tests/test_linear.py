@@ -61,3 +61,25 @@ def test_other_dtypes_are_not_packed() -> None:
     assert not projection.packed
     inputs = _random(4, 8, dtype=torch.float64)
     assert torch.equal(projection(inputs), F.linear(inputs, weight))
+
+
+def test_packed_calls_see_only_power_of_two_row_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oneDNN keeps a kernel per input shape for good, so the shapes are bounded."""
+    seen: list[int] = []
+    real = torch.ops.mkldnn._linear_pointwise
+
+    class _Recording:
+        @staticmethod
+        def _linear_pointwise(inputs, *args):
+            seen.append(inputs.shape[0])
+            return real(inputs, *args)
+
+    weight = _random(SMALL_WEIGHT_BYTES // (4 * 64) + 1, 64)  # packed only
+    projection = Linear(weight)
+    monkeypatch.setattr(torch.ops, "mkldnn", _Recording)
+    for rows in (1, 5, 100, 300):
+        inputs = _random(rows, 64)
+        got = projection(inputs)
+        torch.testing.assert_close(got, F.linear(inputs, weight), rtol=1e-5, atol=1e-4)
+    assert set(seen) <= {1, 8, 128, 64}
+    assert all(count <= 128 for count in seen)
