@@ -432,11 +432,14 @@ def _blocks_pay(rows: torch.Tensor) -> bool:
     return rows.device.type == "cpu" and rows.shape[-1] >= BLOCKED_MIN_VOCAB
 
 
-def _whole_blocks(rows: torch.Tensor) -> torch.Tensor:
-    """``[rows, blocks, VOCAB_BLOCK]``: a view of the whole blocks (the tail
-    past the last one is left out)."""
+def _per_block(rows: torch.Tensor, reduce) -> torch.Tensor:
+    """``reduce`` (``torch.amax``, ``torch.sum``) over each block of
+    ``VOCAB_BLOCK`` tokens, a short last block included: ``[rows, blocks]``."""
     whole = rows.shape[-1] - rows.shape[-1] % VOCAB_BLOCK
-    return rows[:, :whole].unflatten(-1, (-1, VOCAB_BLOCK))
+    per_block = reduce(rows[:, :whole].unflatten(-1, (-1, VOCAB_BLOCK)), dim=-1)
+    if whole == rows.shape[-1]:
+        return per_block
+    return torch.cat([per_block, reduce(rows[:, whole:], dim=-1, keepdim=True)], dim=-1)
 
 
 def _block_positions(block: torch.Tensor, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -452,10 +455,7 @@ def argmax(logits: torch.Tensor) -> torch.Tensor:
     if not _blocks_pay(logits):
         return logits.argmax(dim=-1)
     vocab = logits.shape[-1]
-    blocks = _whole_blocks(logits)
-    tail = logits[:, blocks.shape[1] * VOCAB_BLOCK :]
-    peaks = torch.cat([blocks.amax(dim=-1), tail.amax(dim=-1, keepdim=True)], dim=-1)
-    block = peaks.argmax(dim=-1)
+    block = _per_block(logits, torch.amax).argmax(dim=-1)
     positions, real = _block_positions(block, vocab)
     inside = logits.gather(1, positions).masked_fill_(~real, float("-inf")).argmax(dim=-1)
     return block * VOCAB_BLOCK + inside
@@ -490,9 +490,7 @@ def _blocked_inverse_cdf(
     block; also each row's total weight. A pick past the vocabulary means the
     draw rounded past the block's end."""
     vocab = weights.shape[-1]
-    blocks = _whole_blocks(weights)
-    tail = weights[:, blocks.shape[1] * VOCAB_BLOCK :]
-    block_cdf = torch.cat([blocks.sum(dim=-1), tail.sum(dim=-1, keepdim=True)], dim=-1).cumsum_(-1)
+    block_cdf = _per_block(weights, torch.sum).cumsum_(dim=-1)
     total = block_cdf[:, -1]
     target = (uniform * total).unsqueeze(1)
     block = torch.searchsorted(block_cdf, target, right=True).squeeze(1)

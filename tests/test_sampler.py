@@ -380,3 +380,14 @@ def test_a_blocked_row_with_nothing_allowed_falls_back_without_crashing() -> Non
     logits[1, 12345] = 0.0
     token, allowed_token = sample(logits, rows)
     assert 0 <= token < LARGE_VOCAB and allowed_token == 12345
+
+
+def test_a_vocabulary_of_whole_blocks_has_no_tail_to_trip_over() -> None:
+    vocab = BLOCKED_MIN_VOCAB  # a multiple of VOCAB_BLOCK
+    logits = torch.randn(3, vocab, generator=torch.Generator().manual_seed(5))
+    logits[2, -1] = 99.0
+    assert torch.equal(argmax(logits), logits.argmax(dim=-1))
+    rows = [new_sampling_row(SamplingParams(seed=s), [], vocab, [b"x"] * vocab) for s in range(3)]
+    masked = torch.full((3, vocab), float("-inf"))
+    masked[:, vocab - 1] = 0.0
+    assert sample(masked, rows) == [vocab - 1] * 3
