@@ -24,6 +24,14 @@ if [ ! -x "$judge/node_modules/.bin/tsc" ]; then
   npm ci --prefix "$judge" --no-audit --no-fund --silent
 fi
 
+# tritonserver and its Python stubs run on jemalloc where it is installed
+# (triton_runtime/allocator.py: glibc's malloc holds on to freed memory).
+if ! ldconfig -p 2>/dev/null | grep -q libjemalloc.so.2 && command -v apt-get >/dev/null; then
+  echo "setup: installing jemalloc for tritonserver (apt-get install libjemalloc2)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjemalloc2 \
+    || echo "setup: could not install libjemalloc2; tritonserver will use glibc's malloc"
+fi
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && [ -x .venv/bin/python ]; then
   exec bash scripts/fetch_json_schema_test_suite.sh
 fi

@@ -20,6 +20,7 @@ import tritonclient.http as httpclient
 
 import triton_runtime.server
 from triton_runtime import ProcessError, TritonServer, free_port, locate_runtime
+from triton_runtime.allocator import allocator_env
 
 pytestmark = pytest.mark.integration
 
@@ -97,6 +98,16 @@ def test_server_and_model_are_ready(server: TritonServer) -> None:
     assert client.is_server_ready()
     assert client.is_model_ready("echo")
     assert server.grpc_url.startswith("127.0.0.1:")
+
+
+def test_server_and_stubs_run_on_the_chosen_malloc(server: TritonServer) -> None:
+    """The preload reaches the stubs Triton spawns, where the memory is held."""
+    preloaded = allocator_env().get("LD_PRELOAD")
+    members = session_members(os.getsid(server.pid))
+    assert len(members) >= 2  # tritonserver and the echo model's stub
+    for pid in members:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+        assert ("libjemalloc" in maps) == (preloaded is not None), pid
 
 
 def test_echo_inference(server: TritonServer) -> None:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from triton_runtime.allocator import allocator_env
 from triton_runtime.ports import free_port
 from triton_runtime.process import ManagedProcess, probe_host
 from triton_runtime.runtime import REPO_ROOT, TritonRuntime, locate_runtime
@@ -52,7 +53,7 @@ class TritonServer(ManagedProcess):
             "tritonserver",
             self._command(),
             self._ready_url(),
-            env={**CPU_FRIENDLY_ENV, **self._runtime.env, **(env or {})},
+            env={**CPU_FRIENDLY_ENV, **allocator_env(), **self._runtime.env, **(env or {})},
             log_file=log_file,
             echo_prefix=echo_prefix,
             startup_timeout=startup_timeout,
