@@ -366,9 +366,8 @@ class Engine:
             self._advance(active, token, logprobs.get(id(active)))
             if self._may_jump_forward(active):
                 self._jump_forward(active)
-        keep = [i for i, active in enumerate(batch_rows) if not active.finished]
-        self._batch.keep(keep)
-        self._running = [batch_rows[i] for i in keep]
+        order = self._batch.keep([i for i, active in enumerate(batch_rows) if not active.finished])
+        self._running = [batch_rows[i] for i in order]
         self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
 
     def _decode_feeds(self) -> tuple[list[list[int]], list[bool]]:
@@ -739,9 +738,10 @@ class Engine:
         if gone:
             for i in gone:
                 self._finish(self._running[i], FinishReason.CANCELLED, matched=False)
-            keep = [i for i, active in enumerate(self._running) if not active.finished]
-            self._batch.keep(keep)
-            self._running = [self._running[i] for i in keep]
+            order = self._batch.keep(
+                [i for i, active in enumerate(self._running) if not active.finished]
+            )
+            self._running = [self._running[i] for i in order]
 
     def _end_unstarted(self, request: GenerationRequest) -> None:
         """Ends a request cancelled before it produced anything."""
