@@ -127,7 +127,7 @@ class LeanCausalLM:
         self._head = Linear(model.lm_head.weight.detach())
         self.layers = [self._fuse(layer) for layer in decoder.layers]
         self._inverse = _inverse_frequencies(config, self.head_dim)
-        self._cos = self._sin = torch.empty(0)
+        self._cos = self._signed_sin = torch.empty(0)
         self._grow_rotary(int(config.max_position_embeddings))
 
     @staticmethod
@@ -148,19 +148,20 @@ class LeanCausalLM:
         )
 
     def _grow_rotary(self, positions: int) -> None:
-        """Tables of cos/sin per position, computed once (and again only if a
-        position past the configured context ever shows up)."""
+        """Tables of cos and signed sin (``[-sin, sin]``, see ``_rotate``) per
+        position, computed once (and again only if a position past the
+        configured context ever shows up)."""
         angles = torch.outer(torch.arange(positions, dtype=torch.float64), self._inverse)
-        angles = torch.cat([angles, angles], dim=-1)
-        self._cos = angles.cos().to(self.device, self.dtype)
-        self._sin = angles.sin().to(self.device, self.dtype)
+        self._cos = torch.cat([angles.cos(), angles.cos()], dim=-1).to(self.device, self.dtype)
+        signed_sin = torch.cat([-angles.sin(), angles.sin()], dim=-1)
+        self._signed_sin = signed_sin.to(self.device, self.dtype)
 
     def _rotary(self, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         needed = int(position_ids.max()) + 1
         if needed > self._cos.shape[0]:
             self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
         # [batch, tokens, 1, head_dim]: broadcast over heads.
-        return self._cos[position_ids].unsqueeze(2), self._sin[position_ids].unsqueeze(2)
+        return self._cos[position_ids].unsqueeze(2), self._signed_sin[position_ids].unsqueeze(2)
 
     @staticmethod
     def _attention_mask(
@@ -209,9 +210,7 @@ class LeanCausalLM:
             query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
             value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
             key, value = cache.update(key, value.transpose(1, 2), index)
-            attended = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=mask, enable_gqa=self.kv_heads != self.heads
-            )
+            attended = _grouped_attention(query, key, value, mask)
             attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
             hidden = hidden + layer.out(attended)
             normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
@@ -223,7 +222,33 @@ class LeanCausalLM:
         return LeanOutput(logits=self._head(hidden), past_key_values=cache)
 
 
-def _rotate(states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    half = states.shape[-1] // 2
-    rotated = torch.cat([-states[..., half:], states[..., :half]], dim=-1)
-    return states * cos + rotated * sin
+def _rotate(states: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding: ``x·cos + rotate_half(x)·sin`` where rotate_half is
+    ``[-x2, x1]``; the sign lives in ``signed_sin`` (``[-sin, sin]``), so the
+    half swap is one roll: three operations instead of seven."""
+    rolled = states.roll(states.shape[-1] // 2, dims=-1)
+    return torch.addcmul(states * cos, rolled, signed_sin)
+
+
+def _grouped_attention(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None
+) -> torch.Tensor:
+    """Attention with each key/value head's query heads stacked as extra
+    query rows (``[batch, kv_heads, groups x tokens, head_dim]``).
+
+    Why: with grouped-query attention, SDPA's ``enable_gqa`` reads each
+    key/value head once per query head; stacked, it is read once per group.
+    Measured on one CPU core, 8 rows x 300 cached positions, one new token:
+    32/8 heads 666 -> 421 µs, the demo's 4/2 heads 95 -> 86 µs. The mask is the
+    same for every head of a row, so it is tiled over the groups.
+    """
+    batch, heads, tokens, head_dim = query.shape
+    kv_heads = key.shape[1]
+    if heads == kv_heads:
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=mask)
+    groups = heads // kv_heads
+    stacked = query.reshape(batch, kv_heads, groups * tokens, head_dim)
+    if mask is not None and tokens > 1:
+        mask = mask.repeat(1, 1, groups, 1)
+    attended = F.scaled_dot_product_attention(stacked, key, value, attn_mask=mask)
+    return attended.view(batch, heads, tokens, head_dim)
