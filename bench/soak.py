@@ -29,6 +29,7 @@ from bench.progress import say
 from bench.servers import REPO_ROOT, served_stack
 from bench.workload import PROMPTS, USER_JSON_SCHEMA
 from demo_model import DEMO, ensure_model
+from triton_runtime.allocator import allocator_env
 
 MEMORY_TOLERANCE = 0.02
 THROUGHPUT_FLOOR = 0.95
@@ -147,6 +148,8 @@ def main() -> None:
     result |= {
         "model_dir": str(model_dir),
         "concurrency": args.concurrency,
+        # What tritonserver and its stubs ran on: {} is glibc's malloc.
+        "allocator_env": allocator_env(),
         "verdict": verdict(result["minutes"], args.reference_minute),
     }
     (args.out / "soak.json").write_text(json.dumps(result, indent=2) + "\n")

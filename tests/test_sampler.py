@@ -95,6 +95,21 @@ def test_presence_and_frequency_penalties_count_output_tokens_only() -> None:
     assert penalised[0, A].item() == 0.0
 
 
+def test_a_row_without_penalties_is_unchanged_beside_a_penalised_one() -> None:
+    """Rows without penalties skip recording tokens; in a mixed batch their
+    logits stay as they were while their neighbour's are penalised."""
+    plain, penalised_row = _row([A]), _row([A], repetition_penalty=2.0, frequency_penalty=1.0)
+    for token in (B, B, C):
+        plain.record(token)
+        penalised_row.record(token)
+    assert not plain.penalized and not plain.output_counts.any()
+    assert penalised_row.output_counts[B].item() == 2
+    logits = torch.full((2, VOCAB), 3.0)
+    penalised = _penalised([plain, penalised_row], logits)
+    assert penalised[0].tolist() == [3.0] * VOCAB
+    assert penalised[1, B].item() == pytest.approx(3.0 / 2.0 - 2.0)
+
+
 def test_top_p_keeps_the_nucleus() -> None:
     rows = _seeded_rows(300, top_p=0.6)
     probs = [0.5, 0.3, 0.1] + [0.1 / (VOCAB - 3)] * (VOCAB - 3)
