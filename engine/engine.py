@@ -742,6 +742,7 @@ class Engine:
                 [i for i, active in enumerate(self._running) if not active.finished]
             )
             self._running = [self._running[i] for i in order]
+            self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
 
     def _end_unstarted(self, request: GenerationRequest) -> None:
         """Ends a request cancelled before it produced anything."""
@@ -764,6 +765,7 @@ class Engine:
         self._stepping = []
         self._batch = RunningBatch()
         self._prompt_logprobs.clear()
+        self._metrics.batch_state(waiting=len(self._waiting), running=0)
 
     def _fail_rows(self, rows: list[_Active], message: str) -> None:
         """Fails each unfinished request among ``rows`` once, whatever its choices."""

@@ -17,6 +17,7 @@ from engine import structured_output
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
+from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest, StepOutput
@@ -209,6 +210,35 @@ def test_cancellation_ends_a_running_request(engine: Engine, runner: ModelRunner
     sink.cancelled = True
     assert sink.done.wait(30)
     assert sink.outputs[-1].finish_reason is FinishReason.CANCELLED
+
+
+class BatchStateLog(EngineMetrics):
+    def __init__(self) -> None:
+        self.states: list[tuple[int, int]] = []
+
+    def batch_state(self, *, waiting: int, running: int) -> None:
+        self.states.append((waiting, running))
+
+
+def test_the_batch_state_reports_an_empty_batch_after_a_cancellation(runner: ModelRunner) -> None:
+    """The last running request cancelled: nothing steps any more, and the
+    running gauge must still come down to zero."""
+    metrics = BatchStateLog()
+    engine = Engine(
+        runner, GrammarCache(runner.tokenizer_info), cancel_poll_interval_s=0.0, metrics=metrics
+    )
+    engine.start()
+    try:
+        sink = _submit(
+            engine, runner, "Endless", SamplingParams(max_tokens=100_000, ignore_eos=True)
+        )
+        assert sink.first_output.wait(60)
+        assert metrics.states[-1] == (0, 1)
+        sink.cancelled = True
+        assert sink.done.wait(30)
+    finally:
+        engine.shutdown()
+    assert metrics.states[-1] == (0, 0)
 
 
 def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(

@@ -23,6 +23,7 @@ from engine.details import details_json
 from engine.diagnostics import dump_stacks_on_sigusr1
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
+from engine.metric_buffer import MetricBuffer
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, SamplingParams
@@ -161,9 +162,14 @@ def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> Non
 
 
 class _TritonMetrics(EngineMetrics):
-    """Engine figures as Python-backend custom metrics on Triton's metrics port."""
+    """Engine figures as Python-backend custom metrics on Triton's metrics port.
+
+    Every update of a custom metric is an IPC round trip to tritonserver, so
+    updates go through a ``MetricBuffer``: sent in batches, off the engine
+    thread, at most half a second late."""
 
     def __init__(self) -> None:
+        self._buffer = MetricBuffer()
         counter, gauge, histogram = (
             pb_utils.MetricFamily.COUNTER,
             pb_utils.MetricFamily.GAUGE,
@@ -213,30 +219,31 @@ class _TritonMetrics(EngineMetrics):
         )
 
     def grammar_lookup(self, *, hit: bool) -> None:
-        (self._hits if hit else self._misses).increment(1)
+        self._buffer.increment(self._hits if hit else self._misses, 1)
 
     def grammar_compiled(self, seconds: float, *, ok: bool) -> None:
-        self._compile[ok].observe(seconds)
+        self._buffer.observe(self._compile[ok], seconds)
 
     def request_finished(self, reason: str, output_tokens: int) -> None:
         metric = self._finished_by_reason.get(reason)
         if metric is None:
             family = self._families["finished"]
             metric = self._finished_by_reason[reason] = family.Metric({"reason": reason})
-        metric.increment(1)
-        self._tokens.increment(output_tokens)
+        self._buffer.increment(metric, 1)
+        self._buffer.increment(self._tokens, output_tokens)
 
     def jump_forward(self, tokens: int) -> None:
-        self._jump_forward.increment(tokens)
+        self._buffer.increment(self._jump_forward, tokens)
 
     def batch_state(self, *, waiting: int, running: int) -> None:
-        self._waiting.set(waiting)
-        self._running.set(running)
+        self._buffer.set(self._waiting, waiting)
+        self._buffer.set(self._running, running)
 
     def close(self) -> None:
         """Drops every metric while the stub still talks to Triton: left to
         the interpreter's exit, a family's destructor writes to shared memory
         that is already gone (Triton 24.12's stub segfaulted at each unload)."""
+        self._buffer.close()
         self.__dict__.clear()
         gc.collect()
 
