@@ -241,6 +241,35 @@ def test_the_batch_state_reports_an_empty_batch_after_a_cancellation(runner: Mod
     assert metrics.states[-1] == (0, 0)
 
 
+def test_clients_are_asked_whether_they_left_off_the_engine_thread(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    """In Triton each question is an IPC round trip: the engine loop never asks."""
+    askers: set[str] = set()
+
+    class WatchedSink(ListSink):
+        def is_cancelled(self) -> bool:
+            askers.add(threading.current_thread().name)
+            return self.cancelled
+
+    sink = WatchedSink()
+    engine.submit(
+        GenerationRequest(
+            request_id="watched",
+            prompt_ids=runner.tokenizer.encode("Endless"),
+            params=SamplingParams(max_tokens=100_000, ignore_eos=True),
+            constraint=Constraint(),
+            sink=sink,
+        )
+    )
+    assert sink.first_output.wait(60)
+    time.sleep(0.1)
+    sink.cancelled = True
+    assert sink.done.wait(30)
+    assert sink.outputs[-1].finish_reason is FinishReason.CANCELLED
+    assert askers == {"engine-client-watch"}
+
+
 def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(
     engine: Engine, runner: ModelRunner
 ) -> None:
