@@ -209,7 +209,14 @@ class LeanCausalLM:
             query_key = _rotate(qkv[..., : q_size + kv_size].unflatten(-1, heads_shape), cos, sin)
             query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
             value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
-            key, value = cache.update(key, value.transpose(1, 2), index)
+            value = value.transpose(1, 2)
+            # A layer that exists is updated directly: DynamicCache.update's own
+            # bookkeeping costs more than the in-place write of a decode step.
+            layers = cache.layers
+            if index < len(layers) and not cache.offloading:
+                key, value = layers[index].update(key, value)
+            else:
+                key, value = cache.update(key, value, index)
             attended = _grouped_attention(query, key, value, mask)
             attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
             hidden = hidden + layer.out(attended)

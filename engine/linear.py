@@ -59,10 +59,10 @@ class Linear:
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
         if self._packed is None:
             return F.linear(inputs, self._plain, self._bias)
-        flat = inputs.reshape(-1, inputs.shape[-1])
-        rows = flat.shape[0]
+        rows = inputs.numel() // inputs.shape[-1]
         if self._plain is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS:
             return F.linear(inputs, self._plain, self._bias)
+        flat = inputs.reshape(rows, inputs.shape[-1])
         parts = [
             self._packed_rows(flat[start : start + MAX_PACKED_ROWS])
             for start in range(0, rows, MAX_PACKED_ROWS)
