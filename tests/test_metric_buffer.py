@@ -55,13 +55,18 @@ def test_a_gauge_is_sent_only_when_its_value_changed() -> None:
     assert gauge.calls == [("set", 2), ("set", 3)]
 
 
+def _wait_for_calls(metric: RecordingMetric, timeout_s: float = 5.0) -> None:
+    """Until the buffer's own thread has sent something to ``metric``."""
+    deadline = time.monotonic() + timeout_s
+    while not metric.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_the_buffer_sends_by_itself_on_its_own_thread() -> None:
     buffer = MetricBuffer(interval_s=0.05)
     counter = RecordingMetric()
     buffer.increment(counter, 1)
-    deadline = time.monotonic() + 5
-    while not counter.calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_for_calls(counter)
     buffer.close()
     assert counter.calls == [("increment", 1)]
     assert counter.thread_names == {"metric-buffer"}
@@ -77,8 +82,6 @@ def test_a_failing_metric_does_not_stop_the_sending() -> None:
     time.sleep(0.1)
     counter = RecordingMetric()
     buffer.increment(counter, 2)
-    deadline = time.monotonic() + 5
-    while not counter.calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_for_calls(counter)
     buffer.close()
     assert counter.calls == [("increment", 2)]
