@@ -14,6 +14,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from triton_runtime.allocator import JEMALLOC_CONF
+
 REPO = Path(__file__).resolve().parent.parent
 SERVED_PACKAGES = ("frontend", "engine", "grammar_compiler", "model_repository")
 TEST_ONLY = {
@@ -125,3 +127,11 @@ def test_development_requirements_include_the_serving_pins() -> None:
     assert TEST_ONLY - {"pytest-timeout"} <= {
         _canonical(Requirement(requirement).name) for requirement in development
     }
+
+
+def test_the_image_preloads_jemalloc_as_local_runs_do() -> None:
+    """The image's malloc settings are the ones triton_runtime sets locally."""
+    dockerfile = (REPO / "Dockerfile.triton").read_text()
+    assert "libjemalloc2" in dockerfile
+    assert "LD_PRELOAD=libjemalloc.so.2" in dockerfile
+    assert f"MALLOC_CONF={JEMALLOC_CONF}\n" in dockerfile
