@@ -25,11 +25,15 @@ ALLOCATORS = ("jemalloc", "system")
 # Unused dirty pages go back to the OS after ~1 s (jemalloc's default is 10 s),
 # purged outright (muzzy 0: no MADV_FREE pages that still count as resident),
 # by jemalloc's own thread rather than inside a serving thread's free().
-# oversize_threshold 0: by default an allocation over 8 MB is returned to the OS
-# as soon as it is freed, so a step's [rows, 128k] logits (16 MB at 32 rows)
-# were faulted in afresh every step: 30% of the throughput at c=32 on the 128k
-# bench model (988 against 1344 tokens/s with this setting, 1427 on glibc).
-JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,oversize_threshold:0"
+# oversize_threshold 1 GiB: by default an allocation over 8 MB goes to an arena
+# that hands it back to the OS as soon as it is freed, so a step's [rows, 128k]
+# logits (16 MB at 32 rows) were faulted in afresh every step: 30% of the
+# throughput at c=32 on the 128k bench model (988 against 1433 tokens/s with
+# this setting, 1427 on glibc). A threshold of 0, which would also disable it,
+# left the decoder stub unresponsive in the integration tests.
+JEMALLOC_CONF = (
+    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,oversize_threshold:1073741824"
+)
 
 
 def allocator_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:

@@ -123,9 +123,14 @@ class _ResponseSink:
     """Queues one request's engine outputs for the sender thread."""
 
     def __init__(self, request, outbox: queue.SimpleQueue) -> None:
-        self.sender = request.get_response_sender()
+        self._sender = request.get_response_sender()
         self.wanted = frozenset(request.requested_output_names())
         self._outbox = outbox
+        # Once the final response is out, Triton may free the request: its
+        # sender is never touched again (the engine's watcher thread asks
+        # is_cancelled() while the sender thread sends).
+        self._lock = threading.Lock()
+        self._closed = False
 
     def send(self, output: StepOutput) -> None:
         self._outbox.put((self, output))
@@ -139,8 +144,14 @@ class _ResponseSink:
         clients drop a bare final flag unless they opted in to empty finals."""
         self._outbox.put((self, _END))
 
+    def respond(self, response, *, final: bool) -> None:
+        with self._lock:
+            self._sender.send(response, flags=FINAL if final else 0)
+            self._closed = self._closed or final
+
     def is_cancelled(self) -> bool:
-        return self.sender.is_cancelled()
+        with self._lock:
+            return not self._closed and self._sender.is_cancelled()
 
 
 def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> None:
@@ -151,14 +162,12 @@ def _deliver(builder: _ResponseBuilder, sink: _ResponseSink, items: list) -> Non
             outputs.append(item)
             continue
         for output in coalesce(outputs):
-            sink.sender.send(
-                builder.response(output, sink.wanted), flags=FINAL if output.request_done else 0
-            )
+            sink.respond(builder.response(output, sink.wanted), final=output.request_done)
         outputs = []
         if item is _END:
-            sink.sender.send(pb_utils.InferenceResponse(output_tensors=[]), flags=FINAL)
+            sink.respond(pb_utils.InferenceResponse(output_tensors=[]), final=True)
         elif item is not None:
-            sink.sender.send(item, flags=FINAL)
+            sink.respond(item, final=True)
 
 
 class _TritonMetrics(EngineMetrics):
