@@ -156,10 +156,15 @@ class LeanCausalLM:
         signed_sin = torch.cat([-angles.sin(), angles.sin()], dim=-1)
         self._signed_sin = signed_sin.to(self.device, self.dtype)
 
-    def _rotary(self, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        needed = int(position_ids.max()) + 1
-        if needed > self._cos.shape[0]:
-            self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
+    def _rotary(
+        self, position_ids: torch.Tensor, positions_bound: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``positions_bound`` (cached + new tokens) bounds every position id,
+        so the ids are read back (a device sync) only when it outgrows the tables."""
+        if positions_bound > self._cos.shape[0]:
+            needed = int(position_ids.max()) + 1
+            if needed > self._cos.shape[0]:
+                self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
         # [batch, tokens, 1, head_dim]: broadcast over heads.
         return self._cos[position_ids].unsqueeze(2), self._signed_sin[position_ids].unsqueeze(2)
 
@@ -197,7 +202,7 @@ class LeanCausalLM:
         if position_ids is None:
             position_ids = torch.arange(cached, cached + tokens, device=input_ids.device)
             position_ids = position_ids.unsqueeze(0).expand(batch, tokens)
-        cos, sin = self._rotary(position_ids)
+        cos, sin = self._rotary(position_ids, cached + tokens)
         mask = self._attention_mask(attention_mask, tokens, cached + tokens, input_ids.device)
         hidden = F.embedding(input_ids, self.embed)
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
@@ -219,10 +224,10 @@ class LeanCausalLM:
                 key, value = cache.update(key, value, index)
             attended = _grouped_attention(query, key, value, mask)
             attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
-            hidden = hidden + layer.out(attended)
+            hidden = layer.out.add_to(hidden, attended)
             normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
             gate, up = layer.gate_up(normed).chunk(2, dim=-1)
-            hidden = hidden + layer.down(F.silu(gate) * up)
+            hidden = layer.down.add_to(hidden, F.silu(gate).mul_(up))
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         hidden = F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps)

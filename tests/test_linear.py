@@ -33,7 +33,7 @@ def test_large_weight_is_kept_packed_only_and_still_answers_one_row() -> None:
     rows = SMALL_WEIGHT_BYTES // (4 * 256) + 1
     weight = _random(rows, 256)
     projection = Linear(weight)
-    assert projection.packed and projection._plain is None
+    assert projection.packed and not projection.has_plain_copy
     inputs = _random(1, 256)
     torch.testing.assert_close(projection(inputs), F.linear(inputs, weight), rtol=1e-5, atol=1e-4)
 
@@ -52,7 +52,7 @@ def test_without_onednn_it_is_plain_f_linear(monkeypatch: pytest.MonkeyPatch) ->
     weight, inputs = _random(16, 8), _random(5, 8)
     projection = Linear(weight)
     assert not projection.packed
-    assert torch.equal(projection(inputs), F.linear(inputs, weight))
+    torch.testing.assert_close(projection(inputs), F.linear(inputs, weight), rtol=1e-6, atol=1e-6)
 
 
 def test_other_dtypes_are_not_packed() -> None:
@@ -60,7 +60,25 @@ def test_other_dtypes_are_not_packed() -> None:
     projection = Linear(weight)
     assert not projection.packed
     inputs = _random(4, 8, dtype=torch.float64)
-    assert torch.equal(projection(inputs), F.linear(inputs, weight))
+    torch.testing.assert_close(projection(inputs), F.linear(inputs, weight))
+
+
+@pytest.mark.parametrize("rows", [1, MIN_PACKED_ROWS, 8])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("small", [False, True])
+def test_add_to_adds_the_residual(rows: int, with_bias: bool, small: bool) -> None:
+    """The residual add is folded into the product where the plain copy runs
+    (addmm) and added after it where the packed one does: same answer."""
+    out_features = 96 if small else SMALL_WEIGHT_BYTES // (4 * 64) + 1
+    weight, bias = _random(out_features, 64), _random(out_features) if with_bias else None
+    projection = Linear(weight, bias)
+    assert projection.has_plain_copy == small
+    inputs, residual = _random(rows, 2, 64), _random(rows, 2, out_features)
+    kept = residual.clone()
+    got = projection.add_to(residual, inputs)
+    assert got.shape == residual.shape
+    torch.testing.assert_close(got, residual + F.linear(inputs, weight, bias), rtol=1e-5, atol=1e-4)
+    assert torch.equal(residual, kept)  # the residual stream itself is not written
 
 
 def test_packed_calls_see_only_power_of_two_row_counts(monkeypatch: pytest.MonkeyPatch) -> None:
