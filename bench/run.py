@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -126,15 +125,13 @@ def _code_version() -> dict:
 
 
 def _llama_cpp() -> dict:
-    """llama.cpp is compared only where its server exists; it is not installed here."""
-    found = shutil.which("llama-server")
-    reason = (
-        f"llama-server found at {found}, but this benchmark does not drive it "
-        "(it needs a GGUF conversion of the model)"
-        if found
-        else "llama-server is not available on this machine"
-    )
-    return {"measured": False, "reason": reason}
+    """llama.cpp (and vLLM) are compared by ``python -m bench.peers``, which
+    builds llama-server and converts the model itself; this run does not."""
+    return {
+        "measured": False,
+        "reason": "compared by python -m bench.peers (same model, c=1/8/32): "
+        "see its report.json and summary.md",
+    }
 
 
 def run(model_dir: Path, out_dir: Path, settings: BenchSettings, skip: set[str]) -> dict:

@@ -72,7 +72,7 @@ def _throughput_vs_baseline(report: Mapping[str, Any]) -> float | None:
 
 
 def _llama_cpp(report: Mapping[str, Any]) -> str | None:
-    return dig(report, "llama_cpp", "reason") or "llama-server is not available on this machine"
+    return dig(report, "llama_cpp", "reason") or "compared by python -m bench.peers"
 
 
 TARGETS: tuple[Target, ...] = (
