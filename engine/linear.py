@@ -67,34 +67,32 @@ class Linear:
         return self._plain_t is not None
 
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
-        if self._uses_plain(inputs):
+        flat = inputs.reshape(-1, inputs.shape[-1])
+        if self._uses_plain(flat.shape[0]):
             product = torch.matmul(inputs, self._plain_t)
             return product if self._bias is None else product.add_(self._bias)
-        return self._packed_product(inputs)
+        return self._packed_product(flat).view(*inputs.shape[:-1], self.out_features)
 
     def add_to(self, residual: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """``residual + self(inputs)``, in one call where the plain copy is used."""
-        if self._uses_plain(inputs) and self._bias is None:
-            flat = inputs.reshape(-1, inputs.shape[-1])
+        flat = inputs.reshape(-1, inputs.shape[-1])
+        if self._bias is None and self._uses_plain(flat.shape[0]):
             summed = torch.addmm(residual.reshape(flat.shape[0], -1), flat, self._plain_t)
             return summed.view(residual.shape)
         return self(inputs).add_(residual)
 
-    def _uses_plain(self, inputs: torch.Tensor) -> bool:
+    def _uses_plain(self, rows: int) -> bool:
         if self._packed is None:
             return True
-        rows = inputs.numel() // inputs.shape[-1]
         return self._plain_t is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS
 
-    def _packed_product(self, inputs: torch.Tensor) -> torch.Tensor:
-        rows = inputs.numel() // inputs.shape[-1]
-        flat = inputs.reshape(rows, inputs.shape[-1])
+    def _packed_product(self, flat: torch.Tensor) -> torch.Tensor:
+        """``[rows, out]`` for ``[rows, in]``, in slices of at most MAX_PACKED_ROWS."""
         parts = [
             self._packed_rows(flat[start : start + MAX_PACKED_ROWS])
-            for start in range(0, rows, MAX_PACKED_ROWS)
+            for start in range(0, flat.shape[0], MAX_PACKED_ROWS)
         ]
-        output = parts[0] if len(parts) == 1 else torch.cat(parts)
-        return output.view(*inputs.shape[:-1], self.out_features)
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     def _packed_rows(self, rows: torch.Tensor) -> torch.Tensor:
         """At most MAX_PACKED_ROWS rows, padded to a power of two for the call."""
