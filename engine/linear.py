@@ -67,10 +67,11 @@ class Linear:
         return self._plain_t is not None
 
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
-        flat = inputs.reshape(-1, inputs.shape[-1])
-        if self._uses_plain(flat.shape[0]):
+        rows = inputs.numel() // inputs.shape[-1]
+        if self._uses_plain(rows):
             product = torch.matmul(inputs, self._plain_t)
             return product if self._bias is None else product.add_(self._bias)
+        flat = inputs.reshape(rows, inputs.shape[-1])
         return self._packed_product(flat).view(*inputs.shape[:-1], self.out_features)
 
     def add_to(self, residual: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
