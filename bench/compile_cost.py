@@ -23,7 +23,7 @@ import xgrammar as xgr
 from transformers import AutoConfig, AutoTokenizer
 
 from bench import stats
-from bench.load import EnsembleClient, RequestSpec
+from bench.load import EnsembleClient
 from bench.progress import say
 from bench.settings import BenchSettings
 from bench.timing import RequestTiming
@@ -31,6 +31,7 @@ from bench.workload import (
     NONE,
     USER_JSON_SCHEMA,
     Constraint,
+    RequestSpec,
     corpus_schemas,
     json_schema_constraint,
     merged_schema,

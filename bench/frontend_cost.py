@@ -14,10 +14,10 @@ import time
 import httpx
 
 from bench import stats
-from bench.load import EnsembleClient, RequestSpec
+from bench.load import EnsembleClient
 from bench.progress import say
 from bench.settings import BenchSettings
-from bench.workload import PROMPTS, sampling_parameters
+from bench.workload import PROMPTS, RequestSpec, sampling_parameters
 from frontend.generation import COLLECT_INTERVAL_MS
 
 

@@ -13,27 +13,16 @@ import json
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
 from bench.timing import RequestTiming
+from bench.workload import RequestSpec
 
 STREAM_TIMEOUT_S = 600.0
-
-
-@dataclass(frozen=True)
-class RequestSpec:
-    """One ensemble request: the four inputs of the ensemble table in docs/triton.md."""
-
-    prompt: str
-    params: dict = field(hash=False)
-    """``sampling_parameters`` (engine/params.py SamplingParams fields)."""
-    constraint_type: str = "none"
-    constraint: str = ""
-    label: str = ""
 
 
 def _bytes_input(name: str, value: str) -> grpcaio.InferInput:

@@ -134,14 +134,20 @@ def profile(
     steps: int,
     max_tokens: int,
     decode_width_tokens: int | None = None,
+    configure: Callable[[Engine], None] | None = None,
+    mask_threads: int | None = None,
 ) -> dict:
-    """Drives ``steps`` measured steps with ``concurrency`` requests always running."""
+    """Drives ``steps`` measured steps with ``concurrency`` requests always
+    running; ``configure`` may adjust the engine before the first request."""
     engine = Engine(
         runner,
         GrammarCache(runner.tokenizer_info),
         max_batch_size=max(concurrency, 8),
         decode_width_tokens=decode_width_tokens,
+        mask_threads=mask_threads,
     )
+    if configure is not None:
+        configure(engine)
     timer = ExclusiveTimer()
     fills = _instrument(engine, timer)
     done: list[int] = []

@@ -12,15 +12,27 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.load import RequestSpec
 from grammar_compiler import compile_grammar, compile_json_schema
 from grammar_compiler.regex import regex_constraint
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_CORPUS = REPO_ROOT / "tests" / "corpus" / "json_schema"
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One ensemble request: the four inputs of the ensemble table in docs/triton.md."""
+
+    prompt: str
+    params: dict = field(hash=False)
+    """``sampling_parameters`` (engine/params.py SamplingParams fields)."""
+    constraint_type: str = "none"
+    constraint: str = ""
+    label: str = ""
+
 
 PROMPTS = (
     "The weather today is",

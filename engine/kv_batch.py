@@ -32,10 +32,14 @@ rules and are joined, reordered and trimmed by copying, as a whole.
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
+
+if TYPE_CHECKING:
+    from engine.decode_graphs import DecodeGraphs
 
 # Columns reserved after the window when storage is (re)allocated, at least;
 # a long window gets a quarter of its length, so copies stay rare.
@@ -73,6 +77,11 @@ class SlotLayer(DynamicLayer):
     def columns(self) -> int:
         return self._key_store.shape[2]
 
+    @property
+    def stores(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The whole key and value storage, for the static decode step."""
+        return self._key_store, self._value_store
+
     def set_window(self, rows: int, start: int, end: int) -> None:
         self.rows, self.start, self.end = rows, start, end
         self.keys = self._key_store[:rows, :, start:end]
@@ -102,6 +111,7 @@ class SlotLayer(DynamicLayer):
 
     def move_rows(self, sources: torch.Tensor, targets: torch.Tensor) -> None:
         """Copies rows ``sources`` of the window over rows ``targets``."""
+        sources, targets = sources.to(self._key_store.device), targets.to(self._key_store.device)
         for store in (self._key_store, self._value_store):
             live = store[:, :, self.start : self.end]
             live.index_copy_(0, targets, live.index_select(0, sources))
@@ -151,6 +161,7 @@ class RunningBatch:
         """
         self.append_rows(cache, torch.ones(1, length, dtype=torch.long), [copies])
 
+    @torch.inference_mode()
     def append_rows(self, cache: DynamicCache, mask: torch.Tensor, copies: list[int]) -> None:
         """Adds the rows of a (left-padded) prefill batch, row ``i`` ``copies[i]`` times.
 
@@ -160,8 +171,9 @@ class RunningBatch:
         if any(count != 1 for count in copies):
             repeats = torch.tensor(copies)
             for layer in cache.layers:
-                layer.keys = layer.keys.repeat_interleave(repeats, dim=0)
-                layer.values = layer.values.repeat_interleave(repeats, dim=0)
+                on_device = repeats.to(layer.keys.device)
+                layer.keys = layer.keys.repeat_interleave(on_device, dim=0)
+                layer.values = layer.values.repeat_interleave(on_device, dim=0)
             mask = mask.repeat_interleave(repeats, dim=0)
         if self._cache is None:
             self._adopt(cache)
@@ -218,6 +230,7 @@ class RunningBatch:
         self._mask_store = mask_store
         self._start, self._end = before, before + window
 
+    @torch.inference_mode()
     def keep(self, rows: list[int]) -> list[int]:
         """Keeps only the listed rows (in increasing order), then drops padding
         no row needs. Returns the new order: row ``j`` is now old row ``order[j]``.
@@ -267,6 +280,11 @@ class RunningBatch:
         device = model.device
         lengths = torch.tensor([len(tokens) for tokens in next_tokens], dtype=torch.long)
         width = int(lengths.max())
+        graphs = getattr(model, "decode_graphs", None)
+        if width == 1 and graphs is not None and self._all_slot_layers():
+            bucket = graphs.bucket(self._rows)
+            if bucket is not None:
+                return self._forward_static(graphs, bucket, next_tokens)
         if width == 1:
             ids = torch.tensor(next_tokens, dtype=torch.long)
             new_mask = 1
@@ -292,3 +310,32 @@ class RunningBatch:
         self._end += width
         self._positions = self._positions + lengths
         return output.logits[:, -1, :].float()
+
+    def _all_slot_layers(self) -> bool:
+        return self._cache is not None and all(
+            isinstance(layer, SlotLayer) for layer in self._cache.layers
+        )
+
+    def _forward_static(
+        self, graphs: DecodeGraphs, bucket: int, next_tokens: list[list[int]]
+    ) -> torch.Tensor:
+        """One token per row through the fixed-shape step (a CUDA graph's):
+        the batch padded to ``bucket`` rows, each slot layer's whole storage
+        attended under a mask of every row's window plus the new column."""
+        rows = self._rows
+        self._reserve(bucket, before=0, after=1)
+        column = self._end
+        self._mask_store[:rows, column] = 1
+        mask = torch.zeros(bucket, self._mask_store.shape[1], dtype=torch.bool)
+        mask[:rows, self._start : column + 1] = self._mask_store[:rows, self._start : column + 1]
+        mask[rows:, column] = True  # a padding row sees only what it writes
+        ids = torch.zeros(bucket, dtype=torch.long)
+        ids[:rows] = torch.tensor(next_tokens, dtype=torch.long).view(rows)
+        positions = torch.zeros(bucket, dtype=torch.long)
+        positions[:rows] = self._positions
+        stores = [layer.stores for layer in self._slot_layers()]
+        logits = graphs.run(stores, ids, positions, mask, column)
+        self._end += 1
+        self._positions = self._positions + 1
+        self._set_windows()
+        return logits[:rows]

@@ -22,13 +22,18 @@ Hugging Face's own modeling for that model.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from transformers import DynamicCache, PretrainedConfig, PreTrainedModel
 
 from engine.linear import Linear
+
+if TYPE_CHECKING:
+    from engine.decode_graphs import DecodeGraphs
 
 LEAN_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 _ROPE_TYPES = frozenset({"default", "llama3"})
@@ -129,6 +134,8 @@ class LeanCausalLM:
         self._inverse = _inverse_frequencies(config, self.head_dim)
         self._cos = self._signed_sin = torch.empty(0)
         self._grow_rotary(int(config.max_position_embeddings))
+        # Set by the runner on CUDA: RunningBatch then decodes through it.
+        self.decode_graphs: DecodeGraphs | None = None
 
     @staticmethod
     def _fuse(layer: torch.nn.Module) -> _Layer:
@@ -162,9 +169,7 @@ class LeanCausalLM:
         """``positions_bound`` (cached + new tokens) bounds every position id,
         so the ids are read back (a device sync) only when it outgrows the tables."""
         if positions_bound > self._cos.shape[0]:
-            needed = int(position_ids.max()) + 1
-            if needed > self._cos.shape[0]:
-                self._grow_rotary(max(needed, 2 * self._cos.shape[0]))
+            self.ensure_rotary(int(position_ids.max()) + 1)
         # [batch, tokens, 1, head_dim]: broadcast over heads.
         return self._cos[position_ids].unsqueeze(2), self._signed_sin[position_ids].unsqueeze(2)
 
@@ -186,6 +191,88 @@ class LeanCausalLM:
             allowed = allowed | (torch.arange(keys, device=device) == query_at)
         return allowed.unsqueeze(0) if allowed.dim() == 2 else allowed
 
+    def _layers(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor | None,
+        write_cache: Callable[[int, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
+        """The decoder layers over ``hidden [batch, tokens, width]``.
+
+        ``write_cache(layer, key, value)`` stores the new keys and values and
+        returns every key and value the queries attend to (``mask`` says
+        which): the one place where the eager forward (a growing window) and
+        the static decode step (whole, fixed-size storage) differ.
+        """
+        batch, tokens = hidden.shape[:2]
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        heads_shape = (self.heads + self.kv_heads, self.head_dim)
+        for index, layer in enumerate(self.layers):
+            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
+            qkv = layer.qkv(normed)
+            # Queries and keys are rotated together: one set of operations, not two.
+            query_key = _rotate(qkv[..., : q_size + kv_size].unflatten(-1, heads_shape), cos, sin)
+            query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
+            value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
+            key, value = write_cache(index, key, value.transpose(1, 2))
+            attended = _grouped_attention(query, key, value, mask)
+            attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
+            hidden = layer.out.add_to(hidden, attended)
+            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
+            gate, up = layer.gate_up(normed).chunk(2, dim=-1)
+            hidden = layer.down.add_to(hidden, F.silu(gate).mul_(up))
+        return hidden
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self._head(F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps))
+
+    @property
+    def rotary_address(self) -> int:
+        """Changes whenever the rotary tables are reallocated."""
+        return self._cos.data_ptr()
+
+    def ensure_rotary(self, positions: int) -> None:
+        """Tables for positions ``< positions``, grown now rather than inside
+        a captured CUDA graph (which must never reallocate them)."""
+        if positions > self._cos.shape[0]:
+            self._grow_rotary(max(positions, 2 * self._cos.shape[0]))
+
+    @torch.inference_mode()
+    def decode_static(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        mask: torch.Tensor,
+        column: torch.Tensor,
+        stores: list[tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
+        """One token per row, every shape and address fixed: the step a CUDA
+        graph captures (``engine/decode_graphs.py``).
+
+        ``input_ids``, ``positions [rows]``; ``stores``: each layer's key and
+        value storage ``[slots >= rows, kv_heads, columns, head_dim]``, whose
+        column ``column [1]`` receives the new keys and values; ``mask [rows,
+        1, 1, columns]`` (bool) says which columns each row attends to. The
+        rotary tables must already cover every position (``ensure_rotary``).
+        Returns float32 logits ``[rows, vocab]``.
+        """
+        rows = input_ids.shape[0]
+        cos = self._cos[positions].view(rows, 1, 1, self.head_dim)
+        sin = self._signed_sin[positions].view(rows, 1, 1, self.head_dim)
+
+        def write_cache(index: int, key: torch.Tensor, value: torch.Tensor):
+            key_store, value_store = (store[:rows] for store in stores[index])
+            key_store.index_copy_(2, column, key)
+            value_store.index_copy_(2, column, value)
+            return key_store, value_store
+
+        hidden = self._layers(
+            F.embedding(input_ids.unsqueeze(1), self.embed), cos, sin, mask, write_cache
+        )
+        return self._logits(hidden)[:, -1].float()
+
     @torch.inference_mode()
     def __call__(
         self,
@@ -204,34 +291,19 @@ class LeanCausalLM:
             position_ids = position_ids.unsqueeze(0).expand(batch, tokens)
         cos, sin = self._rotary(position_ids, cached + tokens)
         mask = self._attention_mask(attention_mask, tokens, cached + tokens, input_ids.device)
-        hidden = F.embedding(input_ids, self.embed)
-        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        heads_shape = (self.heads + self.kv_heads, self.head_dim)
-        for index, layer in enumerate(self.layers):
-            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
-            qkv = layer.qkv(normed)
-            # Queries and keys are rotated together: one set of operations, not two.
-            query_key = _rotate(qkv[..., : q_size + kv_size].unflatten(-1, heads_shape), cos, sin)
-            query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
-            value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
-            value = value.transpose(1, 2)
+        layers = cache.layers
+
+        def write_cache(index: int, key: torch.Tensor, value: torch.Tensor):
             # A layer that exists is updated directly: DynamicCache.update's own
             # bookkeeping costs more than the in-place write of a decode step.
-            layers = cache.layers
             if index < len(layers) and not cache.offloading:
-                key, value = layers[index].update(key, value)
-            else:
-                key, value = cache.update(key, value, index)
-            attended = _grouped_attention(query, key, value, mask)
-            attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
-            hidden = layer.out.add_to(hidden, attended)
-            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
-            gate, up = layer.gate_up(normed).chunk(2, dim=-1)
-            hidden = layer.down.add_to(hidden, F.silu(gate).mul_(up))
+                return layers[index].update(key, value)
+            return cache.update(key, value, index)
+
+        hidden = self._layers(F.embedding(input_ids, self.embed), cos, sin, mask, write_cache)
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
-        hidden = F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps)
-        return LeanOutput(logits=self._head(hidden), past_key_values=cache)
+        return LeanOutput(logits=self._logits(hidden), past_key_values=cache)
 
 
 def _rotate(states: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:

@@ -56,7 +56,10 @@ class Linear:
         if weight.device.type == "cpu" and weight.dtype in _PACKABLE_DTYPES and _packing_works():
             self._packed = _pack(weight)
             keep_plain = weight.numel() * weight.element_size() <= SMALL_WEIGHT_BYTES
-        self._plain_t = weight.t().contiguous() if keep_plain else None
+        # Off a CPU the transposed view serves as well (cuBLAS takes either
+        # layout) and costs no second copy of the weight.
+        transposed = weight.t() if weight.device.type != "cpu" else weight.t().contiguous()
+        self._plain_t = transposed if keep_plain else None
 
     @property
     def packed(self) -> bool:

@@ -9,18 +9,33 @@ from pathlib import Path
 
 import torch
 import xgrammar as xgr
-from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedTokenizerBase
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    DynamicCache,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
+from engine.decode_graphs import CUDA_GRAPHS_ENV, DecodeGraphs
 from engine.kv_batch import RunningBatch
 from engine.lean_llama import LeanCausalLM, lean_support_problem
 
 # auto: the lean forward for the Llama family, Hugging Face's modeling for the
 # rest; lean: refuse to start if the model is not of the Llama family; hf:
-# always Hugging Face's modeling.
+# always Hugging Face's modeling. On CUDA the lean forward's decode steps are
+# replayed CUDA graphs unless CT_CUDA_GRAPHS=0.
 MODEL_IMPL_ENV = "CT_MODEL_IMPL"
 MODEL_IMPLS = ("auto", "lean", "hf")
 
 log = logging.getLogger(__name__)
+
+
+def cuda_graphs_on() -> bool:
+    value = os.environ.get(CUDA_GRAPHS_ENV, "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"{CUDA_GRAPHS_ENV}={value!r}: expected 0 or 1")
+    return value == "1"
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -85,8 +100,20 @@ class ModelRunner:
         )
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch_dtype)
         model.to(target).eval()
+        return cls.from_model(model, load_tokenizer(model_dir), impl=impl)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        impl: str | None = None,
+    ) -> ModelRunner:
+        """A runner over a model already loaded (and placed on its device)."""
         forward = choose_forward(model, impl or os.environ.get(MODEL_IMPL_ENV, "auto"))
-        tokenizer = load_tokenizer(model_dir)
+        if isinstance(forward, LeanCausalLM) and forward.device.type == "cuda" and cuda_graphs_on():
+            forward.decode_graphs = DecodeGraphs(forward)
         config = model.config
         vocab_size = int(config.vocab_size)
         tokenizer_info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)

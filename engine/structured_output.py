@@ -11,6 +11,7 @@ scheduler for the same reason).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -59,7 +60,10 @@ class StructuredOutputs:
         # Row b: the eight allowed-bits of bitmask byte value b, lowest bit first
         # (token 8 * byte_index + bit); as additive 0/-inf per logits dtype.
         self._byte_bits = ((torch.arange(256).unsqueeze(1) >> torch.arange(8)) & 1).bool()
-        self._byte_bias: dict[torch.dtype, torch.Tensor] = {}
+        self._byte_bias: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
+        # xgrammar's GPU kernel is written in Triton; without that package
+        # (it is not a requirement) masks are applied by byte lookup instead.
+        self.xgrammar_gpu_kernel = importlib.util.find_spec("triton") is not None
         self._eos_ids = torch.tensor(sorted(eos_token_ids), dtype=torch.long)
         self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=max(1, mask_threads))
         # No threads: masks fill on the engine thread, before the forward.
@@ -111,29 +115,33 @@ class StructuredOutputs:
         """Sets the logits of tokens the grammar forbids to -inf, in place."""
         if not constrained_rows:
             return
-        if logits.device.type == "cpu" and sys.byteorder == "little":  # bytes of int32 words
-            self._apply_masks_on_cpu(logits, constrained_rows)
+        on_cuda = logits.device.type == "cuda"
+        if (on_cuda and self.xgrammar_gpu_kernel) or sys.byteorder != "little":
+            bitmask = self._bitmask[: logits.shape[0]].to(logits.device, non_blocking=True)
+            xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained_rows)
             return
-        bitmask = self._bitmask[: logits.shape[0]].to(logits.device, non_blocking=True)
-        xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained_rows)
+        self._apply_masks_by_bytes(logits, constrained_rows)
 
-    def _apply_masks_on_cpu(self, logits: torch.Tensor, constrained_rows: list[int]) -> None:
-        """Adds 0 or -inf per token, looked up eight tokens (one bitmask byte)
-        at a time: xgrammar's CPU kernel tests bit by bit (1.7 ms for eight
-        rows of a 128k vocabulary; this takes 0.36), and torch's
-        ``masked_fill`` is slower still."""
-        table = self._byte_bias.get(logits.dtype)
+    def _apply_masks_by_bytes(self, logits: torch.Tensor, constrained_rows: list[int]) -> None:
+        """Adds 0 or -inf per token, looked up eight tokens (one bitmask byte
+        of the little-endian int32 words) at a time: xgrammar's CPU kernel
+        tests bit by bit (1.7 ms for eight rows of a 128k vocabulary; this
+        takes 0.36), and torch's ``masked_fill`` is slower still. Plain torch
+        operations, so it also serves a GPU without the ``triton`` package."""
+        key = (logits.dtype, logits.device)
+        table = self._byte_bias.get(key)
         if table is None:
-            table = torch.where(self._byte_bits, 0.0, float("-inf")).to(logits.dtype)
-            self._byte_bias[logits.dtype] = table
+            table = torch.where(self._byte_bits, 0.0, float("-inf")).to(logits.device, logits.dtype)
+            self._byte_bias[key] = table
         every_row = len(constrained_rows) == logits.shape[0]
         words = self._bitmask[: logits.shape[0]] if every_row else self._bitmask[constrained_rows]
+        words = words.to(logits.device, non_blocking=True)
         bias = F.embedding(words.view(torch.uint8).int(), table).flatten(1)
         bias = bias[:, : logits.shape[1]]
         if every_row:
             logits.add_(bias)
         else:
-            logits.index_add_(0, torch.tensor(constrained_rows), bias)
+            logits.index_add_(0, torch.tensor(constrained_rows, device=logits.device), bias)
 
     def forced_tokens(self, matcher: xgr.GrammarMatcher, budget: int) -> list[int]:
         """The tokens of the text the grammar forces next, as far as the

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 
 from bench import stats
-from bench.load import RequestSpec, split_among
+from bench.load import split_among
 from bench.plots import write_plots
 from bench.report import render_summary, write_json, write_summary
 from bench.targets import TARGETS, dig, evaluate
 from bench.timing import RequestTiming, request_summary
 from bench.workload import (
     USER_JSON_SCHEMA,
+    RequestSpec,
     constraint_kinds,
     json_schema_constraint,
     merged_schema,

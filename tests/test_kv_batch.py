@@ -1,6 +1,10 @@
 """The running batch's slot storage on a real (tiny) model: rows joining and
 leaving in any order keep every row's logits equal to running its sequence
-alone, and the routine moves copy rows, not the whole cache."""
+alone, and the routine moves copy rows, not the whole cache.
+
+Every test runs twice: with the eager decode step, and with the fixed-shape
+step that CUDA graphs capture (run eagerly here: rows padded to a bucket,
+the whole storage attended under a mask)."""
 
 from __future__ import annotations
 
@@ -10,15 +14,21 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.decode_graphs import DecodeGraphs
 from engine.kv_batch import RunningBatch, SlotLayer
+from engine.lean_llama import LeanCausalLM
 from engine.model_runner import ModelRunner
 
 TOLERANCE = 1e-4
 
 
-@pytest.fixture(scope="module")
-def runner(tiny_model_dir: Path) -> ModelRunner:
-    return ModelRunner.load(tiny_model_dir)
+@pytest.fixture(scope="module", params=["eager", "static"])
+def runner(request: pytest.FixtureRequest, tiny_model_dir: Path) -> ModelRunner:
+    runner = ModelRunner.load(tiny_model_dir)
+    assert isinstance(runner.model, LeanCausalLM)
+    if request.param == "static":
+        runner.model.decode_graphs = DecodeGraphs(runner.model, capture=False)
+    return runner
 
 
 class Rows:
@@ -165,3 +175,21 @@ def test_random_churn_keeps_every_row_exact(runner: ModelRunner) -> None:
         if not rows.sequences or choose.random() < 0.4:
             rows.join(*(choose.randrange(1, 30) for _ in range(choose.randrange(1, 3))))
         rows.step([choose.choice([1, 1, 1, 2, 4]) for _ in rows.sequences])
+
+
+def test_the_static_step_pads_rows_to_a_bucket_and_leaves_wide_steps_eager(
+    tiny_model_dir: Path,
+) -> None:
+    runner = ModelRunner.load(tiny_model_dir)
+    graphs = runner.model.decode_graphs = DecodeGraphs(runner.model, capture=False)
+    rows = Rows(runner)
+    rows.join(4, 9, 2)
+    rows.step()
+    assert graphs.steps == 1
+    assert rows.batch._slot_layers()[0].slots >= 4  # three rows padded to the bucket of four
+    rows.step([2, 1, 1])  # jump-forward widths run the eager step
+    assert graphs.steps == 1
+    rows.leave(0)
+    rows.step()
+    assert graphs.steps == 2
+    assert graphs.captures == 0  # no capture off CUDA

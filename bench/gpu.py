@@ -1,0 +1,289 @@
+"""The engine on a GPU: a Llama-3.2-1B-shaped model (random weights) with
+Llama 3's real 128k tokenizer, in process, CUDA graphs on and off.
+
+Why in process: the GPU machines this project is lent have no
+``tritonserver``; what Triton and the frontend add per request is measured on
+the CPU by the served bench. Here the engine runs as the decoder runs it (its
+scheduler, real xgrammar masks over 128k tokens, the sampler, jump-forward),
+driven by :func:`bench.step_profile.profile`, so a step's time is the TPOT
+every running request sees.
+
+Phases, each written to the report even if a later one fails:
+
+1. ``outputs``: greedy JSON-schema requests to completion, graphs on and
+   off: every output must parse and match its schema; how many of the two
+   runs' texts agree is reported (random weights give near-tied logits,
+   which half-precision rounding may break either way).
+2. ``forward``: the bare decode forward at 1/16/64 rows, graphs on and off.
+3. ``tpot``: TPOT at c=1/16/64, JSON-constrained and free, graphs on and
+   off; c=16 constrained with masks applied without xgrammar's Triton
+   kernel (the path for a GPU without the ``triton`` package); c=64
+   constrained with more xgrammar threads filling masks.
+
+    python -m bench.gpu --tokenizer-dir .cache/models/bench-llama3 --output gpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import jsonschema
+import torch
+from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+from bench.report import print_and_save
+from bench.step_profile import profile
+from bench.workload import PROMPTS, USER_JSON_SCHEMA
+from engine.decode_graphs import DecodeGraphs
+from engine.engine import Engine
+from engine.grammar_cache import GrammarCache
+from engine.kv_batch import RunningBatch
+from engine.lean_llama import LeanCausalLM
+from engine.model_runner import ModelRunner
+from engine.params import Constraint, ConstraintType, SamplingParams
+from engine.request import GenerationRequest, StepOutput
+from grammar_compiler import compile_json_schema
+
+# Llama 3.2 1B's published shape; the vocabulary is the tokenizer's.
+LLAMA_3_2_1B = {
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-5,
+    "rope_parameters": {
+        "rope_type": "llama3",
+        "rope_theta": 500000.0,
+        "factor": 32.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+    "tie_word_embeddings": True,
+}
+# A small schema a greedy random model completes well inside max_tokens.
+PERSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 12},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "member": {"type": "boolean"},
+    },
+    "required": ["name", "age", "member"],
+    "additionalProperties": False,
+}
+CONCURRENCY = (1, 16, 64)
+FORWARD_ROWS = (1, 16, 64)
+# xgrammar threads for one extra c=64 run (the engine's default beside a GPU is 2).
+MANY_MASK_THREADS = 8
+
+
+def build_runner(tokenizer_dir: Path, shape: dict, dtype: torch.dtype) -> ModelRunner:
+    """Random weights in ``shape`` on the GPU (seeded), the real tokenizer."""
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        **shape,
+    )
+    torch.manual_seed(0)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    with device:
+        model = LlamaForCausalLM(config).to(dtype).eval()
+    return ModelRunner.from_model(model, tokenizer, impl="lean")
+
+
+def set_graphs(runner: ModelRunner, on: bool) -> None:
+    model = runner.model
+    assert isinstance(model, LeanCausalLM)
+    model.decode_graphs = DecodeGraphs(model) if on else None
+
+
+def _schema_constraint(schema: dict) -> Constraint:
+    return Constraint(
+        type=ConstraintType.JSON_SCHEMA, value=compile_json_schema(json.dumps(schema)).value
+    )
+
+
+class _CollectingSink:
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.done = False
+        self.failure: str | None = None
+
+    def send(self, output: StepOutput) -> None:
+        self.ids += output.window_ids[output.prefix_len :]
+        self.done = self.done or output.request_done
+
+    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
+        self.failure, self.done = message, True
+
+    def is_cancelled(self) -> bool:
+        return False
+
+
+def greedy_outputs(runner: ModelRunner, count: int) -> list[str]:
+    """``count`` greedy PERSON_SCHEMA requests run together to completion."""
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=max(count, 8))
+    constraint = _schema_constraint(PERSON_SCHEMA)
+    sinks = [_CollectingSink() for _ in range(count)]
+    for index, sink in enumerate(sinks):
+        engine.submit(
+            GenerationRequest(
+                request_id=f"g{index}",
+                prompt_ids=runner.tokenizer.encode(PROMPTS[index % len(PROMPTS)]),
+                params=SamplingParams(max_tokens=128, temperature=0.0),
+                constraint=constraint,
+                sink=sink,
+            )
+        )
+    deadline = time.monotonic() + 120
+    while not all(sink.done for sink in sinks):
+        if time.monotonic() > deadline:
+            raise RuntimeError("greedy requests did not finish within 120 s")
+        engine._drain_inbox(block=False)
+        engine.step()
+    engine.shutdown()
+    failures = [sink.failure for sink in sinks if sink.failure]
+    if failures:
+        raise RuntimeError(f"requests failed: {failures[:2]}")
+    return [runner.tokenizer.decode(sink.ids, skip_special_tokens=True) for sink in sinks]
+
+
+def outputs_phase(runner: ModelRunner) -> dict:
+    texts = {}
+    for on in (True, False):
+        set_graphs(runner, on)
+        texts[on] = greedy_outputs(runner, 8)
+    for text in texts[True] + texts[False]:
+        jsonschema.validate(json.loads(text), PERSON_SCHEMA)
+    agree = sum(a == b for a, b in zip(texts[True], texts[False], strict=True))
+    return {"valid": True, "agree_graphs_on_off": f"{agree}/8", "examples": texts[True][:2]}
+
+
+def _synchronize() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def forward_phase(runner: ModelRunner, repeats: int) -> list[dict]:
+    """The bare decode forward (no grammar, no sampling) at each row count."""
+    results = []
+    prompt = runner.tokenizer.encode(PROMPTS[0])
+    for rows in FORWARD_ROWS:
+        for on in (True, False):
+            set_graphs(runner, on)
+            batch = RunningBatch()
+            _, cache, mask = runner.prefill_many([prompt] * rows)
+            batch.append_rows(cache, mask, [1] * rows)
+            feeds = [[prompt[-1]]] * rows
+            for _ in range(3):  # captures, then warm
+                runner.decode(batch, feeds)
+            _synchronize()
+            started = time.perf_counter()
+            for _ in range(repeats):
+                runner.decode(batch, feeds)
+            _synchronize()
+            results.append(
+                {
+                    "rows": rows,
+                    "cuda_graphs": on,
+                    "ms": (time.perf_counter() - started) * 1000 / repeats,
+                }
+            )
+    return results
+
+
+def _without_xgrammar_kernel(engine: Engine) -> None:
+    engine._structured.xgrammar_gpu_kernel = False
+
+
+def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
+    schema = _schema_constraint(USER_JSON_SCHEMA)
+    Run = tuple[bool, int, Constraint, Callable[[Engine], None] | None, int | None]
+    runs: list[Run] = [
+        (on, concurrency, constraint, None, None)
+        for on in (True, False)
+        for concurrency in CONCURRENCY
+        for constraint in (schema, Constraint())
+    ]
+    runs.append((True, 16, schema, _without_xgrammar_kernel, None))
+    runs.append((True, 64, schema, None, MANY_MASK_THREADS))
+    results = []
+    for on, concurrency, constraint, configure, mask_threads in runs:
+        set_graphs(runner, on)
+        result = profile(
+            runner,
+            constraint,
+            concurrency,
+            steps,
+            max_tokens,
+            configure=configure,
+            mask_threads=mask_threads,
+        )
+        result["cuda_graphs"] = on
+        result["xgrammar_gpu_kernel"] = configure is None
+        result["mask_threads"] = mask_threads or "default"
+        result["tpot_ms"] = result["step_ms_mean"]
+        results.append(result)
+    return results
+
+
+def environment() -> dict:
+    found = {"torch": torch.__version__, "cuda": torch.cuda.is_available()}
+    if torch.cuda.is_available():
+        found["device"] = torch.cuda.get_device_name(0)
+    try:
+        import triton
+
+        found["triton"] = triton.__version__
+    except ImportError:
+        found["triton"] = None
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokenizer-dir", type=Path, default=Path(".cache/models/bench-llama3"))
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--forward-repeats", type=int, default=50)
+    parser.add_argument(
+        "--shape", type=json.loads, default=LLAMA_3_2_1B, help="model shape as JSON"
+    )
+    parser.add_argument("--output", type=Path, help="also write the results here as JSON")
+    args = parser.parse_args()
+    report: dict = {"environment": environment(), "shape": args.shape, "dtype": args.dtype}
+    started = time.perf_counter()
+    runner = build_runner(args.tokenizer_dir, args.shape, getattr(torch, args.dtype))
+    report["build_s"] = time.perf_counter() - started
+    report["vocab_size"] = runner.vocab_size
+    phases: dict[str, Callable[[], object]] = {
+        "outputs": lambda: outputs_phase(runner),
+        "forward": lambda: forward_phase(runner, args.forward_repeats),
+        "tpot": lambda: tpot_phase(runner, args.steps, args.max_tokens),
+    }
+    for name, run in phases.items():
+        started = time.perf_counter()
+        try:
+            report[name] = run()
+        except Exception:  # the report keeps what the other phases found
+            report[name] = {"error": traceback.format_exc()}
+        report[f"{name}_s"] = time.perf_counter() - started
+        if args.output is not None:
+            args.output.write_text(json.dumps(report, indent=2, default=str))
+    print_and_save(report, args.output)
+
+
+if __name__ == "__main__":
+    main()
