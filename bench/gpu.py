@@ -170,6 +170,14 @@ def outputs_phase(runner: ModelRunner) -> dict:
     return {"valid": True, "agree_graphs_on_off": f"{agree}/8", "examples": texts[True][:2]}
 
 
+def _graph_counts(runner: ModelRunner) -> dict:
+    """Proof the graphs ran: captures and replays since they were switched on."""
+    graphs = runner.model.decode_graphs
+    if graphs is None:
+        return {}
+    return {"graph_captures": graphs.captures, "graph_replays": graphs.replays}
+
+
 def _synchronize() -> None:
     if torch.cuda.is_available():
         torch.cuda.synchronize()
@@ -198,6 +206,7 @@ def forward_phase(runner: ModelRunner, repeats: int) -> list[dict]:
                     "rows": rows,
                     "cuda_graphs": on,
                     "ms": (time.perf_counter() - started) * 1000 / repeats,
+                    **_graph_counts(runner),
                 }
             )
     return results
@@ -231,6 +240,7 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
             mask_threads=mask_threads,
         )
         result["cuda_graphs"] = on
+        result.update(_graph_counts(runner))
         result["xgrammar_gpu_kernel"] = configure is None
         result["mask_threads"] = mask_threads or "default"
         result["tpot_ms"] = result["step_ms_mean"]
