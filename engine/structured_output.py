@@ -71,6 +71,7 @@ class StructuredOutputs:
             ThreadPoolExecutor(1, thread_name_prefix="token-masks") if mask_threads > 0 else None
         )
         self._forced_text_tokens: dict[str, list[int]] = {}
+        self._last_pooled_fill: Future[None] | None = None
 
     def compile(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
         """A future of the compiled grammar (cached by the constraint)."""
@@ -104,8 +105,16 @@ class StructuredOutputs:
         if constrained:
             indices, rows = (list(part) for part in zip(*constrained, strict=True))
             fill = self._batch_matcher.batch_fill_next_token_bitmask
-            if self._mask_pool is not None and len(rows) * self._vocab_size >= INLINE_FILL_LIMIT:
-                return self._mask_pool.submit(fill, rows, self._bitmask, indices)
+            # The batch matcher must never fill from two threads at once (its
+            # thread pool aborts the process): while a fill is in flight on
+            # the pool's one thread, a small fill queues behind it there.
+            in_flight = self._last_pooled_fill is not None and not self._last_pooled_fill.done()
+            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
+            if self._mask_pool is not None and (large or in_flight):
+                self._last_pooled_fill = self._mask_pool.submit(
+                    fill, rows, self._bitmask, indices
+                )
+                return self._last_pooled_fill
             fill(rows, self._bitmask, indices)
         done: Future[None] = Future()
         done.set_result(None)

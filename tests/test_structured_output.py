@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 import xgrammar as xgr
 
-from engine.structured_output import StructuredOutputs
+from engine.structured_output import INLINE_FILL_LIMIT, StructuredOutputs
 
 VOCAB = 32 * 40 + 13  # the last bitmask word is partly used
 
@@ -39,3 +41,51 @@ def test_cpu_masks_equal_xgrammars_kernel(constrained_rows: list[int], dtype: to
     outputs.apply_masks(logits, constrained_rows)
     assert torch.equal(logits, expected)
     assert torch.isinf(logits[constrained_rows]).any()
+
+
+class _OneAtATimeMatcher:
+    """Stands in for xgrammar's batch matcher (whose own thread pool aborts
+    the process if two threads fill at once): records overlapping fills."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.inside = 0
+        self.most_inside = 0
+        self.fills: list[list[int]] = []
+        self._lock = threading.Lock()
+
+    def batch_fill_next_token_bitmask(self, rows, bitmask, indices) -> None:
+        with self._lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        if not self.fills:
+            self.release.wait(5)
+        self.fills.append(indices)
+        with self._lock:
+            self.inside -= 1
+
+
+def test_a_small_fill_waits_behind_a_pooled_fill_in_flight() -> None:
+    """A step's admitted rows (a small fill) come while its running rows'
+    fill (large, on the pool) may still be going: never both at once."""
+    vocab = INLINE_FILL_LIMIT // 2  # two rows are a pooled fill, one is inline
+    outputs = StructuredOutputs(
+        None,  # type: ignore[arg-type]
+        vocab_size=vocab,
+        eos_token_ids=[0],
+        token_bytes=[b"x"] * vocab,
+        encode=lambda text: [],
+        max_batch_size=4,
+        mask_threads=1,
+    )
+    fake = outputs._batch_matcher = _OneAtATimeMatcher()  # type: ignore[assignment]
+    running = outputs.fill_masks_async([object(), object()], first_row=0)  # type: ignore[list-item]
+    admitted = outputs.fill_masks_async([object()], first_row=2)  # type: ignore[list-item]
+    assert not admitted.done()  # queued, not run beside the first
+    fake.release.set()
+    running.result(5)
+    admitted.result(5)
+    assert fake.most_inside == 1
+    assert fake.fills == [[0, 1], [2]]
+    small = outputs.fill_masks_async([object()], first_row=0)  # type: ignore[list-item]
+    assert small.done()  # nothing in flight: inline again
