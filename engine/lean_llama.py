@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import DynamicCache, PretrainedConfig, PreTrainedModel
 
 from engine.linear import Linear
@@ -37,6 +39,11 @@ if TYPE_CHECKING:
 
 LEAN_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 _ROPE_TYPES = frozenset({"default", "llama3"})
+_CUDA_SDPA_BACKENDS = [
+    SDPBackend.FLASH_ATTENTION,
+    SDPBackend.EFFICIENT_ATTENTION,
+    SDPBackend.MATH,
+]
 
 
 def _rope_parameters(config: PretrainedConfig) -> dict:
@@ -206,6 +213,27 @@ class LeanCausalLM:
         which): the one place where the eager forward (a growing window) and
         the static decode step (whole, fixed-size storage) differ.
         """
+        with self._attention_backends():
+            return self._layers_inner(hidden, cos, sin, mask, write_cache)
+
+    def _attention_backends(self) -> AbstractContextManager:
+        """On CUDA, SDPA without its cuDNN backend: cuDNN builds an execution
+        plan for every new key length, and a decode step's key length is new
+        every step (H200, torch 2.11, Llama-3.2-1B shape: 2.5 ms of CPU per
+        attention call, 50 ms per eager step; flash and memory-efficient
+        attention have no such set-up)."""
+        if self.device.type != "cuda":
+            return nullcontext()
+        return sdpa_kernel(_CUDA_SDPA_BACKENDS)
+
+    def _layers_inner(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor | None,
+        write_cache: Callable[[int, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
         batch, tokens = hidden.shape[:2]
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         heads_shape = (self.heads + self.kv_heads, self.head_dim)

@@ -111,9 +111,7 @@ class StructuredOutputs:
             in_flight = self._last_pooled_fill is not None and not self._last_pooled_fill.done()
             large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             if self._mask_pool is not None and (large or in_flight):
-                self._last_pooled_fill = self._mask_pool.submit(
-                    fill, rows, self._bitmask, indices
-                )
+                self._last_pooled_fill = self._mask_pool.submit(fill, rows, self._bitmask, indices)
                 return self._last_pooled_fill
             fill(rows, self._bitmask, indices)
         done: Future[None] = Future()
