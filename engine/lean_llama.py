@@ -363,4 +363,4 @@ def _grouped_attention(
     if mask is not None and tokens > 1:
         mask = mask.repeat(1, 1, groups, 1)
     attended = F.scaled_dot_product_attention(stacked, key, value, attn_mask=mask)
-    return attended.view(batch, heads, tokens, head_dim)
+    return attended.reshape(batch, heads, tokens, head_dim)
