@@ -1,4 +1,4 @@
-"""CUDA graphs of the one-token decode step, one per batch-size bucket.
+"""CUDA graphs of the decode step, one per bucket of rows and of new tokens per row.
 
 Why: on a GPU, a small model's decode step is bound by kernel launches, not
 arithmetic. A Llama-3.2-1B-shaped step launches ~20 kernels per layer, each
@@ -11,8 +11,13 @@ and moves as rows leave). :meth:`LeanCausalLM.decode_static` is that step:
 - rows are padded up to a bucket (1, 2, 4, 8, 16, 24, 32, ...); a padding
   row feeds token 0 at position 0 into a free slot of the cache and attends
   only to what it wrote there;
-- each layer's new keys and values go into one column (a one-element tensor
-  whose value changes, not its address) of the running batch's whole storage
+- a step's width (new tokens per row: one, or more after a jump-forward) is
+  padded up to a bucket (1, 2, 4, 8, 16) by left-padding every row further,
+  as the eager step pads its shorter rows; constrained batches are wide on
+  most steps (JSON keys and punctuation are forced), so a graph for one
+  token alone would rarely replay for them;
+- each layer's new keys and values go into columns (a tensor whose values
+  change, not its address) of the running batch's whole storage
   (``SlotLayer``), and attention reads all of the storage's columns, with a
   mask over every column outside a row's real positions.
 
@@ -34,7 +39,9 @@ import torch
 from engine.lean_llama import LeanCausalLM
 
 # Batch sizes a graph is captured for: rows are padded up to the next one.
-BUCKETS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
+ROW_BUCKETS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
+# New tokens per row a graph is captured for; wider steps run eagerly.
+WIDTH_BUCKETS = (1, 2, 4, 8, 16)
 CUDA_GRAPHS_ENV = "CT_CUDA_GRAPHS"
 
 log = logging.getLogger(__name__)
@@ -48,7 +55,7 @@ class _BucketStep:
     ids: torch.Tensor
     positions: torch.Tensor
     mask: torch.Tensor
-    column: torch.Tensor
+    columns: torch.Tensor
     graph: torch.cuda.CUDAGraph | None = None
     logits: torch.Tensor | None = None
 
@@ -59,7 +66,7 @@ class DecodeGraphs:
     def __init__(self, model: LeanCausalLM, *, capture: bool = True) -> None:
         self._model = model
         self._capture = capture and model.device.type == "cuda"
-        self._steps: dict[int, _BucketStep] = {}
+        self._steps: dict[tuple[int, int], _BucketStep] = {}
         self._captured_against: tuple[int, ...] = ()
         self._pool = None
         self.steps = 0
@@ -71,10 +78,15 @@ class DecodeGraphs:
         return self._capture
 
     @staticmethod
-    def bucket(rows: int) -> int | None:
-        """The padded row count for ``rows``; None past the largest bucket
-        (such a batch runs the eager step)."""
-        return next((bucket for bucket in BUCKETS if bucket >= rows), None)
+    def bucket(rows: int, width: int) -> tuple[int, int] | None:
+        """The padded row count and width for a step of ``rows`` rows and
+        ``width`` new tokens per row; None past the largest buckets (such a
+        step runs eagerly)."""
+        padded_rows = next((bucket for bucket in ROW_BUCKETS if bucket >= rows), None)
+        padded_width = next((bucket for bucket in WIDTH_BUCKETS if bucket >= width), None)
+        if padded_rows is None or padded_width is None:
+            return None
+        return padded_rows, padded_width
 
     @torch.inference_mode()
     def run(
@@ -83,21 +95,25 @@ class DecodeGraphs:
         ids: torch.Tensor,
         positions: torch.Tensor,
         mask: torch.Tensor,
-        column: int,
+        first_column: int,
     ) -> torch.Tensor:
         """One step for a bucket's padded rows: ``ids``, ``positions``
-        ``[bucket]`` and ``mask [bucket, columns]`` on the CPU, ``column`` the
-        storage column the new keys and values go to. Returns float32 logits
-        ``[bucket, vocab]``, valid until the next call."""
+        ``[rows, width]`` and ``mask [rows, width, storage columns]`` on the
+        CPU; the new keys and values go to storage columns ``first_column``
+        on. Returns float32 logits ``[rows, vocab]``, valid until the next
+        call."""
         self._model.ensure_rotary(int(positions.max()) + 1)
         self._forget_stale_graphs(stores)
-        step = self._steps.get(ids.shape[0])
+        key = (ids.shape[0], ids.shape[1])
+        step = self._steps.get(key)
         if step is None:
-            step = self._steps[ids.shape[0]] = self._new_step(ids.shape[0], mask.shape[1])
+            step = self._steps[key] = self._new_step(*key, mask.shape[-1])
         step.ids.copy_(ids, non_blocking=True)
         step.positions.copy_(positions, non_blocking=True)
-        step.mask.copy_(mask.view(step.mask.shape), non_blocking=True)
-        step.column.fill_(column)
+        step.mask.copy_(mask.unsqueeze(1), non_blocking=True)
+        step.columns.copy_(
+            torch.arange(first_column, first_column + ids.shape[1]), non_blocking=True
+        )
         self.steps += 1
         if not self._capture:
             return self._eager(step, stores)
@@ -109,14 +125,14 @@ class DecodeGraphs:
                 self._capture = False
                 self._steps.clear()
                 self.steps -= 1
-                return self.run(stores, ids, positions, mask, column)
+                return self.run(stores, ids, positions, mask, first_column)
         assert step.graph is not None and step.logits is not None
         step.graph.replay()
         self.replays += 1
         return step.logits
 
     def _eager(self, step: _BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]):
-        return self._model.decode_static(step.ids, step.positions, step.mask, step.column, stores)
+        return self._model.decode_static(step.ids, step.positions, step.mask, step.columns, stores)
 
     def _forget_stale_graphs(self, stores: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         """Drops every graph (and buffer) if the storage or the rotary tables
@@ -128,13 +144,13 @@ class DecodeGraphs:
             self._pool = None  # the old graphs' memory goes back with them
             self._captured_against = current
 
-    def _new_step(self, bucket: int, columns: int) -> _BucketStep:
+    def _new_step(self, rows: int, width: int, columns: int) -> _BucketStep:
         device = self._model.device
         return _BucketStep(
-            ids=torch.zeros(bucket, dtype=torch.long, device=device),
-            positions=torch.zeros(bucket, dtype=torch.long, device=device),
-            mask=torch.zeros(bucket, 1, 1, columns, dtype=torch.bool, device=device),
-            column=torch.zeros(1, dtype=torch.long, device=device),
+            ids=torch.zeros(rows, width, dtype=torch.long, device=device),
+            positions=torch.zeros(rows, width, dtype=torch.long, device=device),
+            mask=torch.zeros(rows, 1, width, columns, dtype=torch.bool, device=device),
+            columns=torch.zeros(width, dtype=torch.long, device=device),
         )
 
     def _capture_step(

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 # Columns reserved after the window when storage is (re)allocated, at least;
 # a long window gets a quarter of its length, so copies stay rare.
 SPARE_POSITIONS = 64
+# The same under CUDA graphs, where each reallocation also drops every
+# captured graph: room is cheap on a GPU, recapturing is not.
+GRAPH_SPARE_POSITIONS = 256
 
 
 def _pad_left(tensor: torch.Tensor, amount: int, dim: int) -> torch.Tensor:
@@ -214,14 +217,15 @@ class RunningBatch:
         self._cache = copy.copy(cache)
         self._cache.layers = layers
 
-    def _reserve(self, rows: int, *, before: int, after: int) -> None:
+    def _reserve(self, rows: int, *, before: int, after: int, spare: int = SPARE_POSITIONS) -> None:
         """Makes room for ``rows`` rows and ``before``/``after`` more columns
-        around the window, reallocating (one copy of the window) only if short."""
+        around the window, reallocating (one copy of the window, with at least
+        ``spare`` columns after it) only if short."""
         slots, columns = self._mask_store.shape
         if rows <= slots and before <= self._start and self._end + after <= columns:
             return
         window = self.padded_length
-        spare = max(after, SPARE_POSITIONS, window // 4)
+        spare = max(after, spare, window // 4)
         slots, columns = max(rows, slots), before + window + spare
         for layer in self._slot_layers():
             layer.reallocate(slots, columns, before)
@@ -277,17 +281,17 @@ class RunningBatch:
         it brings several. Shorter rows are left-padded within the step with
         masked positions, so every row's last position is real.
         """
-        device = model.device
         lengths = torch.tensor([len(tokens) for tokens in next_tokens], dtype=torch.long)
         width = int(lengths.max())
         graphs = getattr(model, "decode_graphs", None)
-        if width == 1 and graphs is not None and self._all_slot_layers():
-            bucket = graphs.bucket(self._rows)
-            if bucket is not None:
-                return self._forward_static(graphs, bucket, next_tokens)
+        buckets = None
+        if graphs is not None and self._all_slot_layers():
+            buckets = graphs.bucket(self._rows, width)
+        if buckets is not None:
+            width = buckets[1]
         if width == 1:
             ids = torch.tensor(next_tokens, dtype=torch.long)
-            new_mask = 1
+            new_mask = torch.ones(self._rows, 1, dtype=torch.long)
             positions = self._positions.unsqueeze(1)
         else:
             ids = torch.zeros(self._rows, width, dtype=torch.long)
@@ -296,9 +300,27 @@ class RunningBatch:
             positions = self._positions.unsqueeze(1) + offsets.clamp(min=0)
             for row, tokens in enumerate(next_tokens):
                 ids[row, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
+        if buckets is not None:
+            assert graphs is not None
+            logits = self._forward_static(graphs, buckets[0], ids, positions, new_mask)
+        else:
+            logits = self._forward_eager(model, ids, positions, new_mask)
+        self._end += width
+        self._positions = self._positions + lengths
+        return logits
+
+    def _forward_eager(
+        self,
+        model: PreTrainedModel,
+        ids: torch.Tensor,
+        positions: torch.Tensor,
+        new_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        width = ids.shape[1]
         self._reserve(self._rows, before=0, after=width)
         self._mask_store[: self._rows, self._end : self._end + width] = new_mask
         mask = self._mask_store[: self._rows, self._start : self._end + width]
+        device = model.device
         output = model(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
@@ -307,8 +329,6 @@ class RunningBatch:
             use_cache=True,
             logits_to_keep=1,
         )
-        self._end += width
-        self._positions = self._positions + lengths
         return output.logits[:, -1, :].float()
 
     def _all_slot_layers(self) -> bool:
@@ -317,25 +337,34 @@ class RunningBatch:
         )
 
     def _forward_static(
-        self, graphs: DecodeGraphs, bucket: int, next_tokens: list[list[int]]
+        self,
+        graphs: DecodeGraphs,
+        bucket: int,
+        ids: torch.Tensor,
+        positions: torch.Tensor,
+        new_mask: torch.Tensor,
     ) -> torch.Tensor:
-        """One token per row through the fixed-shape step (a CUDA graph's):
-        the batch padded to ``bucket`` rows, each slot layer's whole storage
-        attended under a mask of every row's window plus the new column."""
-        rows = self._rows
-        self._reserve(bucket, before=0, after=1)
-        column = self._end
-        self._mask_store[:rows, column] = 1
-        mask = torch.zeros(bucket, self._mask_store.shape[1], dtype=torch.bool)
-        mask[:rows, self._start : column + 1] = self._mask_store[:rows, self._start : column + 1]
-        mask[rows:, column] = True  # a padding row sees only what it writes
-        ids = torch.zeros(bucket, dtype=torch.long)
-        ids[:rows] = torch.tensor(next_tokens, dtype=torch.long).view(rows)
-        positions = torch.zeros(bucket, dtype=torch.long)
-        positions[:rows] = self._positions
+        """The step through fixed shapes (a CUDA graph's): rows padded to
+        ``bucket``, each slot layer's whole storage attended under a mask of
+        every row's window plus its new columns (causally)."""
+        rows, width = ids.shape
+        self._reserve(bucket, before=0, after=width, spare=GRAPH_SPARE_POSITIONS)
+        first = self._end
+        self._mask_store[:rows, first : first + width] = new_mask
+        mask = torch.zeros(bucket, width, self._mask_store.shape[1], dtype=torch.bool)
+        window = self._mask_store[:rows, self._start : first + width].bool()
+        mask[:rows, :, self._start : first + width] = window.unsqueeze(1)
+        mask[:, :, first : first + width] &= torch.ones(width, width, dtype=torch.bool).tril()
+        # Every new position sees itself: all a padding row (or a row's
+        # padding position) sees, which keeps its output finite.
+        diagonal = torch.arange(width)
+        mask[:, diagonal, first + diagonal] = True
+        padded_ids = torch.zeros(bucket, width, dtype=torch.long)
+        padded_ids[:rows] = ids
+        padded_positions = torch.zeros(bucket, width, dtype=torch.long)
+        padded_positions[:rows] = positions
         stores = [layer.stores for layer in self._slot_layers()]
-        logits = graphs.run(stores, ids, positions, mask, column)
-        self._end += 1
-        self._positions = self._positions + 1
-        self._set_windows()
+        logits = graphs.run(stores, padded_ids, padded_positions, mask, first)
+        for layer in self._slot_layers():
+            layer.set_window(self._rows, self._start, first + width)
         return logits[:rows]

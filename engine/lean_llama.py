@@ -273,33 +273,34 @@ class LeanCausalLM:
         input_ids: torch.Tensor,
         positions: torch.Tensor,
         mask: torch.Tensor,
-        column: torch.Tensor,
+        columns: torch.Tensor,
         stores: list[tuple[torch.Tensor, torch.Tensor]],
     ) -> torch.Tensor:
-        """One token per row, every shape and address fixed: the step a CUDA
+        """A decode step with every shape and address fixed: the step a CUDA
         graph captures (``engine/decode_graphs.py``).
 
-        ``input_ids``, ``positions [rows]``; ``stores``: each layer's key and
-        value storage ``[slots >= rows, kv_heads, columns, head_dim]``, whose
-        column ``column [1]`` receives the new keys and values; ``mask [rows,
-        1, 1, columns]`` (bool) says which columns each row attends to. The
-        rotary tables must already cover every position (``ensure_rotary``).
-        Returns float32 logits ``[rows, vocab]``.
+        ``input_ids``, ``positions [rows, width]``: each row's new tokens
+        (left-padded to the step's width, as the eager step pads them);
+        ``stores``: each layer's key and value storage ``[slots >= rows,
+        kv_heads, storage columns, head_dim]``, whose columns ``columns
+        [width]`` receive the new keys and values; ``mask [rows, 1, width,
+        storage columns]`` (bool) says which columns each new token attends
+        to. The rotary tables must already cover every position
+        (``ensure_rotary``). Returns float32 logits after each row's last
+        token ``[rows, vocab]``.
         """
+        cos = self._cos[positions].unsqueeze(2)
+        sin = self._signed_sin[positions].unsqueeze(2)
         rows = input_ids.shape[0]
-        cos = self._cos[positions].view(rows, 1, 1, self.head_dim)
-        sin = self._signed_sin[positions].view(rows, 1, 1, self.head_dim)
 
         def write_cache(index: int, key: torch.Tensor, value: torch.Tensor):
             key_store, value_store = (store[:rows] for store in stores[index])
-            key_store.index_copy_(2, column, key)
-            value_store.index_copy_(2, column, value)
+            key_store.index_copy_(2, columns, key)
+            value_store.index_copy_(2, columns, value)
             return key_store, value_store
 
-        hidden = self._layers(
-            F.embedding(input_ids.unsqueeze(1), self.embed), cos, sin, mask, write_cache
-        )
-        return self._logits(hidden)[:, -1].float()
+        hidden = self._layers(F.embedding(input_ids, self.embed), cos, sin, mask, write_cache)
+        return self._logits(hidden[:, -1:])[:, -1].float()
 
     @torch.inference_mode()
     def __call__(

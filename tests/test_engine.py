@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from engine import structured_output
+from engine.decode_graphs import DecodeGraphs
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
@@ -773,6 +774,33 @@ def test_jump_forward_gives_the_same_text_in_fewer_forward_passes(
         assert passes[1] * 2 <= passes[0], (pattern, passes)
         identical += texts[0] == texts[1]
     assert identical >= len(JUMP_FORWARD_PATTERNS) // 2, identical
+
+
+def _regex(pattern: str) -> Constraint:
+    return Constraint(type=ConstraintType.REGEX, value=pattern)
+
+
+def test_the_cuda_graph_step_gives_the_eager_steps_text(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixed-shape step CUDA graphs capture (run eagerly here: rows and
+    jump-forward widths padded to buckets, whole storage under a mask) decodes
+    the same greedy text as the eager step, several requests at once."""
+    params = SamplingParams(max_tokens=60, temperature=0, stop_after_match=False)
+
+    def texts() -> list[str]:
+        sinks = [
+            _submit(engine, runner, f"Q{index}: ", params, _regex(pattern))
+            for index, pattern in enumerate(JUMP_FORWARD_PATTERNS)
+        ]
+        assert all(sink.done.wait(30) and sink.error is None for sink in sinks)
+        return [_text(runner, sink) for sink in sinks]
+
+    eager = texts()
+    graphs = DecodeGraphs(runner.model, capture=False)
+    monkeypatch.setattr(runner.model, "decode_graphs", graphs, raising=False)
+    assert texts() == eager
+    assert graphs.steps > 0
 
 
 def test_jump_forward_outputs_satisfy_the_schema_when_sampling(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.decode_graphs import DecodeGraphs
+from engine.decode_graphs import WIDTH_BUCKETS, DecodeGraphs
 from engine.kv_batch import RunningBatch, SlotLayer
 from engine.lean_llama import LeanCausalLM
 from engine.model_runner import ModelRunner
@@ -177,7 +177,7 @@ def test_random_churn_keeps_every_row_exact(runner: ModelRunner) -> None:
         rows.step([choose.choice([1, 1, 1, 2, 4]) for _ in rows.sequences])
 
 
-def test_the_static_step_pads_rows_to_a_bucket_and_leaves_wide_steps_eager(
+def test_the_static_step_pads_rows_and_widths_to_buckets_and_leaves_wider_steps_eager(
     tiny_model_dir: Path,
 ) -> None:
     runner = ModelRunner.load(tiny_model_dir)
@@ -187,9 +187,13 @@ def test_the_static_step_pads_rows_to_a_bucket_and_leaves_wide_steps_eager(
     rows.step()
     assert graphs.steps == 1
     assert rows.batch._slot_layers()[0].slots >= 4  # three rows padded to the bucket of four
-    rows.step([2, 1, 1])  # jump-forward widths run the eager step
-    assert graphs.steps == 1
+    end = rows.batch._end
+    rows.step([3, 1, 2])  # a jump-forward width of three, padded to four
+    assert graphs.steps == 2
+    assert rows.batch._end == end + 4
+    rows.step([WIDTH_BUCKETS[-1] + 1, 1, 1])  # wider than any bucket: the eager step
+    assert graphs.steps == 2
     rows.leave(0)
     rows.step()
-    assert graphs.steps == 2
+    assert graphs.steps == 3
     assert graphs.captures == 0  # no capture off CUDA
