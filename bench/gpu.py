@@ -21,6 +21,7 @@ Phases, each written to the report even if a later one fails:
    constrained with only two xgrammar threads filling masks.
 
     python -m bench.gpu --tokenizer-dir .cache/models/bench-llama3 --output gpu.json
+    python -m bench.gpu --render gpu.json > summary.md
 """
 
 from __future__ import annotations
@@ -262,6 +263,57 @@ def environment() -> dict:
     return found
 
 
+def summary_markdown(report: dict) -> str:
+    """The report's TPOT and forward tables, graphs on beside off."""
+    environment = report.get("environment", {})
+    lines = [
+        f"Device: {environment.get('device', 'CPU')}, torch {environment.get('torch')}, "
+        f"triton {environment.get('triton')}; {report.get('dtype')}, vocabulary "
+        f"{report.get('vocab_size')}, shape {json.dumps(report.get('shape'))}",
+        "",
+        f"Outputs: {report.get('outputs')}",
+        "",
+        "| TPOT ms (tokens/s) | graphs on | graphs off | on / off |",
+        "|---|---|---|---|",
+    ]
+    tpot = report.get("tpot")
+    if isinstance(tpot, list):
+        plain = [
+            run for run in tpot if run["xgrammar_gpu_kernel"] and run["mask_threads"] == "default"
+        ]
+        for concurrency in CONCURRENCY:
+            for constraint in ("json_schema", "none"):
+                pair = {
+                    run["cuda_graphs"]: run
+                    for run in plain
+                    if run["concurrency"] == concurrency and run["constraint"] == constraint
+                }
+                if set(pair) != {True, False}:
+                    continue
+                on, off = pair[True], pair[False]
+                lines.append(
+                    f"| c={concurrency} {constraint} | {on['tpot_ms']:.2f} "
+                    f"({on['tokens_per_s']:,.0f}) | {off['tpot_ms']:.2f} "
+                    f"({off['tokens_per_s']:,.0f}) | {on['tpot_ms'] / off['tpot_ms']:.2f} |"
+                )
+        for run in tpot:
+            if not run["xgrammar_gpu_kernel"] or run["mask_threads"] != "default":
+                lines.append(
+                    f"| c={run['concurrency']} {run['constraint']}, graphs "
+                    f"{'on' if run['cuda_graphs'] else 'off'}, xgrammar kernel "
+                    f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']} | "
+                    f"{run['tpot_ms']:.2f} ({run['tokens_per_s']:,.0f}) | | |"
+                )
+    forward = report.get("forward")
+    if isinstance(forward, list):
+        lines += ["", "| bare decode forward, ms | graphs on | graphs off |", "|---|---|---|"]
+        for rows in FORWARD_ROWS:
+            pair = {run["cuda_graphs"]: run["ms"] for run in forward if run["rows"] == rows}
+            if set(pair) == {True, False}:
+                lines.append(f"| {rows} rows | {pair[True]:.2f} | {pair[False]:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokenizer-dir", type=Path, default=Path(".cache/models/bench-llama3"))
@@ -273,7 +325,11 @@ def main() -> None:
         "--shape", type=json.loads, default=LLAMA_3_2_1B, help="model shape as JSON"
     )
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
+    parser.add_argument("--render", type=Path, help="print the summary of a results file and exit")
     args = parser.parse_args()
+    if args.render is not None:
+        print(summary_markdown(json.loads(args.render.read_text())), end="")
+        return
     report: dict = {"environment": environment(), "shape": args.shape, "dtype": args.dtype}
     started = time.perf_counter()
     runner = build_runner(args.tokenizer_dir, args.shape, getattr(torch, args.dtype))

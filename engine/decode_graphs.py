@@ -13,9 +13,10 @@ and moves as rows leave). :meth:`LeanCausalLM.decode_static` is that step:
   only to what it wrote there;
 - a step's width (new tokens per row: one, or more after a jump-forward) is
   padded up to a bucket (1, 2, 4, 8, 16) by left-padding every row further,
-  as the eager step pads its shorter rows; constrained batches are wide on
-  most steps (JSON keys and punctuation are forced), so a graph for one
-  token alone would rarely replay for them;
+  as the eager step pads its shorter rows: a constrained request alone is
+  wide on most steps (JSON keys and punctuation are forced), so a graph for
+  one token alone would rarely replay for it. Wide steps are graphed for
+  small batches only (``MAX_WIDE_GRAPH_POSITIONS``, measured);
 - each layer's new keys and values go into columns (a tensor whose values
   change, not its address) of the running batch's whole storage
   (``SlotLayer``), and attention reads all of the storage's columns, with a
@@ -42,6 +43,15 @@ from engine.lean_llama import LeanCausalLM
 ROW_BUCKETS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 # New tokens per row a graph is captured for; wider steps run eagerly.
 WIDTH_BUCKETS = (1, 2, 4, 8, 16)
+# A step wider than one token is graphed only while its padded rows x width
+# stay within this many positions. Measured on an H200 (Llama-3.2-1B shape,
+# 128k vocabulary, JSON-constrained TPOT, bench/results/gpu-h200): graphing
+# wide steps took c=1 from 6.2 to 5.2 ms, but c=16 from 14.0 to 17.8 and c=64
+# from 20.6 to 30.7 against graphing one-token steps only. A likely cause:
+# padding every row to the bucket's width spends storage columns on padding
+# and the graph attends over all of them, where an eager step pads to the
+# batch's real width and attends over its window only.
+MAX_WIDE_GRAPH_POSITIONS = 16
 CUDA_GRAPHS_ENV = "CT_CUDA_GRAPHS"
 
 log = logging.getLogger(__name__)
@@ -85,6 +95,8 @@ class DecodeGraphs:
         padded_rows = next((bucket for bucket in ROW_BUCKETS if bucket >= rows), None)
         padded_width = next((bucket for bucket in WIDTH_BUCKETS if bucket >= width), None)
         if padded_rows is None or padded_width is None:
+            return None
+        if padded_width > 1 and padded_rows * padded_width > MAX_WIDE_GRAPH_POSITIONS:
             return None
         return padded_rows, padded_width
 

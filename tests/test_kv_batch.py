@@ -9,11 +9,13 @@ the whole storage attended under a mask)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
+from engine import decode_graphs
 from engine.decode_graphs import WIDTH_BUCKETS, DecodeGraphs
 from engine.kv_batch import RunningBatch, SlotLayer
 from engine.lean_llama import LeanCausalLM
@@ -22,13 +24,19 @@ from engine.model_runner import ModelRunner
 TOLERANCE = 1e-4
 
 
-@pytest.fixture(scope="module", params=["eager", "static"])
-def runner(request: pytest.FixtureRequest, tiny_model_dir: Path) -> ModelRunner:
+@pytest.fixture(scope="module", params=["eager", "static", "static-wide"])
+def runner(request: pytest.FixtureRequest, tiny_model_dir: Path) -> Iterator[ModelRunner]:
+    """``static-wide`` takes every jump-forward width through the static step
+    too, whatever the batch (on a GPU only small batches' wide steps are)."""
     runner = ModelRunner.load(tiny_model_dir)
     assert isinstance(runner.model, LeanCausalLM)
-    if request.param == "static":
+    if request.param != "eager":
         runner.model.decode_graphs = DecodeGraphs(runner.model, capture=False)
-    return runner
+    limit = decode_graphs.MAX_WIDE_GRAPH_POSITIONS
+    if request.param == "static-wide":
+        decode_graphs.MAX_WIDE_GRAPH_POSITIONS = 1 << 30
+    yield runner
+    decode_graphs.MAX_WIDE_GRAPH_POSITIONS = limit
 
 
 class Rows:
