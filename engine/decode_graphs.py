@@ -179,7 +179,9 @@ class DecodeGraphs:
         if self._pool is None:
             self._pool = torch.cuda.graph_pool_handle()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self._pool):
+        # thread_local: the decoder's other threads (responses, cancellation
+        # checks, mask fills) may touch CUDA while the engine thread captures.
+        with torch.cuda.graph(graph, pool=self._pool, capture_error_mode="thread_local"):
             logits = self._eager(step, stores)
         step.graph, step.logits = graph, logits
         self.captures += 1
