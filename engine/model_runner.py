@@ -112,7 +112,8 @@ class ModelRunner:
     ) -> ModelRunner:
         """A runner over a model already loaded (and placed on its device)."""
         forward = choose_forward(model, impl or os.environ.get(MODEL_IMPL_ENV, "auto"))
-        if isinstance(forward, LeanCausalLM) and forward.device.type == "cuda" and cuda_graphs_on():
+        graphs_wanted = cuda_graphs_on()  # read on any device: a typo is an error everywhere
+        if isinstance(forward, LeanCausalLM) and forward.device.type == "cuda" and graphs_wanted:
             forward.decode_graphs = DecodeGraphs(forward)
         config = model.config
         vocab_size = int(config.vocab_size)

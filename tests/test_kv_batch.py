@@ -205,3 +205,23 @@ def test_the_static_step_pads_rows_and_widths_to_buckets_and_leaves_wider_steps_
     rows.step()
     assert graphs.steps == 3
     assert graphs.captures == 0  # no capture off CUDA
+
+
+def test_static_step_buffers_are_rebuilt_when_the_storage_moves(tiny_model_dir: Path) -> None:
+    """A captured graph holds the storage's addresses: once the batch
+    reallocates, every bucket's graph and buffers must go (on a GPU a stale
+    graph would write into freed memory)."""
+    runner = ModelRunner.load(tiny_model_dir)
+    graphs = runner.model.decode_graphs = DecodeGraphs(runner.model, capture=False)
+    rows = Rows(runner)
+    rows.join(3, 5)
+    rows.step()
+    buffers = graphs._steps[(2, 1)]
+    rows.step()
+    assert graphs._steps[(2, 1)] is buffers  # same storage: reused
+    storage = _storage(rows.batch)
+    rows.join(40)  # longer than the window and its room: reallocated
+    assert _storage(rows.batch) != storage
+    rows.leave(2)
+    rows.step()
+    assert graphs._steps[(2, 1)] is not buffers

@@ -143,3 +143,14 @@ def test_unsupported_rotary_scaling_is_refused_for_lean() -> None:
 def test_unknown_implementation_name_is_an_error(tiny_model_dir: Path) -> None:
     with pytest.raises(ValueError, match="CT_MODEL_IMPL='fast'"):
         ModelRunner.load(tiny_model_dir, device="cpu", impl="fast")
+
+
+def test_a_cuda_graphs_setting_other_than_0_or_1_is_an_error(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CT_CUDA_GRAPHS", "yes")
+    with pytest.raises(ValueError, match="CT_CUDA_GRAPHS='yes'"):
+        ModelRunner.load(tiny_model_dir, device="cpu")
+    monkeypatch.setenv("CT_CUDA_GRAPHS", "0")
+    runner = ModelRunner.load(tiny_model_dir, device="cpu")
+    assert runner.model.decode_graphs is None  # and none on a CPU in any case
