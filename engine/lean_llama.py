@@ -213,8 +213,26 @@ class LeanCausalLM:
         which): the one place where the eager forward (a growing window) and
         the static decode step (whole, fixed-size storage) differ.
         """
+        batch, tokens = hidden.shape[:2]
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        qk_size, heads_shape = q_size + kv_size, (self.heads + self.kv_heads, self.head_dim)
+        value_shape = (batch, tokens, self.kv_heads, self.head_dim)
         with self._attention_backends():
-            return self._layers_inner(hidden, cos, sin, mask, write_cache)
+            for index, layer in enumerate(self.layers):
+                normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
+                qkv = layer.qkv(normed)
+                # Queries and keys are rotated together: one set of operations, not two.
+                query_key = _rotate(qkv[..., :qk_size].unflatten(-1, heads_shape), cos, sin)
+                query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
+                value = qkv[..., qk_size:].view(value_shape)
+                key, value = write_cache(index, key, value.transpose(1, 2))
+                attended = _grouped_attention(query, key, value, mask)
+                attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
+                hidden = layer.out.add_to(hidden, attended)
+                normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
+                gate, up = layer.gate_up(normed).chunk(2, dim=-1)
+                hidden = layer.down.add_to(hidden, F.silu(gate).mul_(up))
+        return hidden
 
     def _attention_backends(self) -> AbstractContextManager:
         """On CUDA, SDPA without its cuDNN backend: cuDNN builds an execution
@@ -225,33 +243,6 @@ class LeanCausalLM:
         if self.device.type != "cuda":
             return nullcontext()
         return sdpa_kernel(_CUDA_SDPA_BACKENDS)
-
-    def _layers_inner(
-        self,
-        hidden: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        mask: torch.Tensor | None,
-        write_cache: Callable[[int, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
-    ) -> torch.Tensor:
-        batch, tokens = hidden.shape[:2]
-        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        heads_shape = (self.heads + self.kv_heads, self.head_dim)
-        for index, layer in enumerate(self.layers):
-            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
-            qkv = layer.qkv(normed)
-            # Queries and keys are rotated together: one set of operations, not two.
-            query_key = _rotate(qkv[..., : q_size + kv_size].unflatten(-1, heads_shape), cos, sin)
-            query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
-            value = qkv[..., q_size + kv_size :].view(batch, tokens, self.kv_heads, self.head_dim)
-            key, value = write_cache(index, key, value.transpose(1, 2))
-            attended = _grouped_attention(query, key, value, mask)
-            attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
-            hidden = layer.out.add_to(hidden, attended)
-            normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
-            gate, up = layer.gate_up(normed).chunk(2, dim=-1)
-            hidden = layer.down.add_to(hidden, F.silu(gate).mul_(up))
-        return hidden
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self._head(F.rms_norm(hidden, (hidden.shape[-1],), self.norm, self.eps))
