@@ -205,7 +205,10 @@ async def tpot_while_compiling(
     duration over the tokens that arrived in it, summed over the streams, so a
     stall followed by a burst of queued responses counts for what it is.
     """
-    stream_tokens = settings.max_tokens * 8  # long enough to outlast a slow compile
+    # Streams must outlast the window in both runs, or they are not counted:
+    # heavy compiles take 2-3 s on two cores and 512-token streams (~5 ms a
+    # token at 8 streams) ended inside them, leaving 3 of 4 runs without a figure.
+    stream_tokens = settings.max_tokens * 16
     compiling, control = _Window(), _Window()
     windows_ms, first_token_ms = [], []
     for trial in range(settings.compile_trials):
