@@ -10,9 +10,11 @@ from pathlib import Path
 import torch
 import xgrammar as xgr
 from transformers import (
+    AutoConfig,
     AutoModelForCausalLM,
     AutoTokenizer,
     DynamicCache,
+    PretrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
@@ -36,6 +38,22 @@ def cuda_graphs_on() -> bool:
     if value not in ("0", "1"):
         raise ValueError(f"{CUDA_GRAPHS_ENV}={value!r}: expected 0 or 1")
     return value == "1"
+
+
+def auto_dtype(
+    device: torch.device, config: PretrainedConfig, *, bf16_supported: bool | None = None
+) -> torch.dtype:
+    """float32 on a CPU. On a GPU, half precision: bfloat16 where the model
+    was saved in it (Llama 3, Qwen2: float16 can overflow their activations)
+    and the GPU has it, float16 otherwise."""
+    if device.type != "cuda":
+        return torch.float32
+    if bf16_supported is None:
+        bf16_supported = torch.cuda.is_bf16_supported()
+    saved = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    if saved in (torch.bfloat16, "bfloat16") and bf16_supported:
+        return torch.bfloat16
+    return torch.float16
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -93,11 +111,10 @@ class ModelRunner:
         impl: str | None = None,
     ) -> ModelRunner:
         target = pick_device(device)
-        torch_dtype = (
-            (torch.float16 if target.type == "cuda" else torch.float32)
-            if dtype == "auto"
-            else getattr(torch, dtype)
-        )
+        if dtype == "auto":
+            torch_dtype = auto_dtype(target, AutoConfig.from_pretrained(str(model_dir)))
+        else:
+            torch_dtype = getattr(torch, dtype)
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch_dtype)
         model.to(target).eval()
         return cls.from_model(model, load_tokenizer(model_dir), impl=impl)

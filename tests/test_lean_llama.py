@@ -25,7 +25,7 @@ from transformers import (
 
 from engine.kv_batch import RunningBatch
 from engine.lean_llama import LeanCausalLM, lean_support_problem
-from engine.model_runner import ModelRunner
+from engine.model_runner import ModelRunner, auto_dtype
 
 TOLERANCE = 1e-4
 
@@ -154,3 +154,12 @@ def test_a_cuda_graphs_setting_other_than_0_or_1_is_an_error(
     monkeypatch.setenv("CT_CUDA_GRAPHS", "0")
     runner = ModelRunner.load(tiny_model_dir, device="cpu")
     assert runner.model.decode_graphs is None  # and none on a CPU in any case
+
+
+def test_half_precision_on_a_gpu_follows_the_saved_dtype() -> None:
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    bf16_model, f32_model = LlamaConfig(dtype="bfloat16"), LlamaConfig(dtype="float32")
+    assert auto_dtype(cuda, bf16_model, bf16_supported=True) is torch.bfloat16
+    assert auto_dtype(cuda, bf16_model, bf16_supported=False) is torch.float16
+    assert auto_dtype(cuda, f32_model, bf16_supported=True) is torch.float16
+    assert auto_dtype(cpu, bf16_model, bf16_supported=True) is torch.float32
