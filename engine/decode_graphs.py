@@ -1,8 +1,9 @@
 """CUDA graphs of the decode step, one per bucket of rows and of new tokens per row.
 
 Why: on a GPU, a small model's decode step is bound by kernel launches, not
-arithmetic. A Llama-3.2-1B-shaped step launches ~20 kernels per layer, each
-queued from Python; replaying a captured graph queues them all at once.
+arithmetic: every operation of every layer is queued from Python, where a
+replayed graph queues them all at once. Bare decode forward of a
+Llama-3.2-1B shape on an H200: 5.3 -> 1.6 ms at one row, 4.9 -> 2.4 ms at 64.
 
 What a graph needs is a step in which every shape and every address is fixed,
 which the eager step is not (the live window of the cache grows every step
