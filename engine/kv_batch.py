@@ -291,7 +291,7 @@ class RunningBatch:
             width = buckets[1]
         if width == 1:
             ids = torch.tensor(next_tokens, dtype=torch.long)
-            new_mask = torch.ones(self._rows, 1, dtype=torch.long)
+            new_mask: torch.Tensor | int = 1
             positions = self._positions.unsqueeze(1)
         else:
             ids = torch.zeros(self._rows, width, dtype=torch.long)
@@ -314,7 +314,7 @@ class RunningBatch:
         model: PreTrainedModel,
         ids: torch.Tensor,
         positions: torch.Tensor,
-        new_mask: torch.Tensor,
+        new_mask: torch.Tensor | int,
     ) -> torch.Tensor:
         width = ids.shape[1]
         self._reserve(self._rows, before=0, after=width)
@@ -342,7 +342,7 @@ class RunningBatch:
         bucket: int,
         ids: torch.Tensor,
         positions: torch.Tensor,
-        new_mask: torch.Tensor,
+        new_mask: torch.Tensor | int,
     ) -> torch.Tensor:
         """The step through fixed shapes (a CUDA graph's): rows padded to
         ``bucket``, each slot layer's whole storage attended under a mask of
@@ -363,8 +363,10 @@ class RunningBatch:
         padded_ids[:rows] = ids
         padded_positions = torch.zeros(bucket, width, dtype=torch.long)
         padded_positions[:rows] = positions
-        stores = [layer.stores for layer in self._slot_layers()]
-        logits = graphs.run(stores, padded_ids, padded_positions, mask, first)
-        for layer in self._slot_layers():
+        layers = self._slot_layers()
+        logits = graphs.run(
+            [layer.stores for layer in layers], padded_ids, padded_positions, mask, first
+        )
+        for layer in layers:
             layer.set_window(self._rows, self._start, first + width)
         return logits[:rows]

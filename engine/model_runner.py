@@ -111,11 +111,11 @@ class ModelRunner:
         impl: str | None = None,
     ) -> ModelRunner:
         target = pick_device(device)
-        if dtype == "auto":
-            torch_dtype = auto_dtype(target, AutoConfig.from_pretrained(str(model_dir)))
-        else:
-            torch_dtype = getattr(torch, dtype)
-        model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch_dtype)
+        config = AutoConfig.from_pretrained(str(model_dir))
+        torch_dtype = auto_dtype(target, config) if dtype == "auto" else getattr(torch, dtype)
+        model = AutoModelForCausalLM.from_pretrained(
+            str(model_dir), config=config, dtype=torch_dtype
+        )
         model.to(target).eval()
         return cls.from_model(model, load_tokenizer(model_dir), impl=impl)
 
