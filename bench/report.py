@@ -332,7 +332,8 @@ def _frontend_section(report: Mapping[str, Any]) -> list[str]:
         *_table(
             ["path", "p50 ms", "p99 ms"],
             [
-                ["HTTP /v1/completions", *_p50_p99(frontend.get("http_ms"))],
+                ["HTTP /v1/completions, lean client", *_p50_p99(frontend.get("http_ms"))],
+                ["HTTP /v1/completions, httpx", *_p50_p99(frontend.get("httpx_ms"))],
                 ["direct gRPC", *_p50_p99(frontend.get("grpc_ms"))],
                 [
                     "overhead (difference of percentiles)",
@@ -340,9 +341,18 @@ def _frontend_section(report: Mapping[str, Any]) -> list[str]:
                     frontend.get("overhead_p99_ms"),
                 ],
                 ["overhead (paired differences)", *_p50_p99(frontend.get("overhead_ms_paired"))],
+                ["overhead through httpx", frontend.get("overhead_with_httpx_p50_ms"), None],
             ],
         ),
+        "",
+        "The overhead rows use the lean client (`bench/lean_http.py`), of like weight to the "
+        "gRPC client; httpx's own cost per request "
+        f"(p50 {_ms(frontend.get('httpx_client_cost_p50_ms'))}) is the client's, not the server's.",
     ]
+
+
+def _ms(value: Any) -> str:
+    return "—" if value is None else f"{value:.2f} ms"
 
 
 def _p50_p99(summary: Mapping[str, Any] | None) -> list[Any]:

@@ -111,7 +111,9 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "frontend overhead per request (p50)",
         "<", 2.0, "ms", lambda r: dig(r, "frontend", "overhead_p50_ms"),
-        "p50 POST /v1/completions latency - p50 direct gRPC latency, same request", "frontend",
+        "p50 POST /v1/completions latency - p50 direct gRPC latency, same request, "
+        "lean HTTP client (with httpx: see the phase)",
+        "frontend",
     ),
     Target(
         "throughput c64 server / llama.cpp",

