@@ -4,7 +4,6 @@ the HTTP client goes away."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -62,17 +61,30 @@ async def collect_completion(
 async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
     """Awaits ``work``, cancelling it if the HTTP client disconnects first
     (uvicorn does not cancel a handler whose client left); cancelling a
-    generation's iteration cancels it in the decoder."""
-    task = asyncio.ensure_future(work)
-    try:
+    generation's iteration cancels it in the decoder.
+
+    ``work`` runs in the caller's own task and a watcher polls the connection
+    beside it, so the result comes back without a hop between tasks.
+    """
+    caller = asyncio.current_task()
+    assert caller is not None
+    client_left = False
+
+    async def watch() -> None:
+        nonlocal client_left
         while True:
-            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
-            if done:
-                return task.result()
+            await asyncio.sleep(DISCONNECT_POLL_S)
             if await request.is_disconnected():
-                raise APIError(499, "client closed the request")
+                client_left = True
+                caller.cancel()
+                return
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if client_left and caller.uncancel() == 0:  # ours alone, not the server's
+            raise APIError(499, "client closed the request") from None
+        raise
     finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, APIError):
-                await task
+        watcher.cancel()

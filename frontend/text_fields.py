@@ -19,27 +19,52 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _lone_surrogate(value: object) -> tuple[str, str] | None:
-    """The path of the first string holding a lone surrogate, and the surrogate."""
-    pending: list[tuple[str, object]] = [("", value)]
+    """The path of the first string holding a lone surrogate, and the surrogate.
+
+    Runs on every request, so the walk skips absent fields and names a path
+    only once it has found something (most of a request's ~80 fields are
+    None). Iterative: a hostile body may nest deeper than Python recurses.
+    """
+    # Each entry: the item, and the index in `seen` of its parent entry with its key.
+    pending: list[tuple[object, int]] = [(value, -1)]
+    seen: list[tuple[int, object, object]] = []  # (parent entry, key, container)
     while pending:
-        path, item = pending.pop()
+        item, at = pending.pop()
         if isinstance(item, str):
             if found := _SURROGATE.search(item):
-                return path, found[0]
-        elif isinstance(item, BaseModel):
-            for name, field in reversed(type(item).model_fields.items()):
-                key = field.alias or name
-                pending.append((f"{path}.{key}" if path else key, getattr(item, name)))
+                return _path(seen, at), found[0]
+            continue
+        if isinstance(item, BaseModel):
+            children = item.__dict__.items()
         elif isinstance(item, dict):
-            for key, child in reversed(item.items()):
-                if (found := _lone_surrogate(key)) is not None:
-                    return path, found[1]
-                pending.append((f"{path}.{key}" if path else str(key), child))
+            for key in item:
+                if isinstance(key, str) and (found := _SURROGATE.search(key)):
+                    return _path(seen, at), found[0]
+            children = item.items()
         elif isinstance(item, list | tuple):
-            pending.extend(
-                (f"{path}[{index}]", child) for index, child in reversed(list(enumerate(item)))
-            )
+            children = enumerate(item)
+        else:
+            continue
+        for key, child in reversed(list(children)):
+            if child is not None and not isinstance(child, bool | int | float):
+                seen.append((at, key, item))
+                pending.append((child, len(seen) - 1))
     return None
+
+
+def _path(seen: list[tuple[int, object, object]], at: int) -> str:
+    """``messages[2].content``: a field by its alias, an index in brackets."""
+    parts: list[str] = []
+    while at >= 0:
+        at, key, container = seen[at]
+        if isinstance(container, BaseModel):
+            field = type(container).model_fields.get(str(key))
+            parts.append("." + ((field.alias if field else None) or str(key)))
+        elif isinstance(container, dict):
+            parts.append(f".{key}")
+        else:
+            parts.append(f"[{key}]")
+    return "".join(reversed(parts)).removeprefix(".")
 
 
 def require_text(body: BaseModel) -> None:

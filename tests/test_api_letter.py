@@ -334,3 +334,14 @@ def test_token_ids_beyond_int32_fail_validation(token_id: int) -> None:
     """Ids travel to Triton as INT32 tensors: a larger one was a 500 (found by the fuzz test)."""
     with pytest.raises(ValidationError, match="prompt"):
         CompletionRequest.model_validate({"prompt": [[token_id]], "max_tokens": 1})
+
+
+def test_a_lone_surrogate_is_found_in_a_key_and_deep_down_without_recursing() -> None:
+    from frontend.text_fields import _lone_surrogate
+
+    deep: object = "\udc00"
+    for _ in range(50_000):
+        deep = [deep]
+    assert _lone_surrogate({"a": [1, None, deep]}) == ("a[2]" + "[0]" * 50_000, "\udc00")
+    assert _lone_surrogate({"ok": {"bad\ud800": 1}}) == ("ok", "\ud800")
+    assert _lone_surrogate(CompletionRequest(prompt="fine", stop=["x"])) is None
