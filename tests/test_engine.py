@@ -865,13 +865,18 @@ def test_jump_forward_inside_multi_byte_characters(engine: Engine, runner: Model
         assert re.fullmatch(pattern, _text(runner, sink))
 
 
-def test_grammars_compile_on_a_lower_priority_thread(runner: ModelRunner) -> None:
-    """A long compile must yield the CPU to decoding (Linux nice is per thread)."""
-    cache = GrammarCache(runner.tokenizer_info, compile_nice=7)
+@pytest.mark.parametrize("idle", [True, False])
+def test_grammars_compile_on_a_lower_priority_thread(runner: ModelRunner, idle: bool) -> None:
+    """A long compile must yield the CPU to decoding (Linux scheduling is per
+    thread): under SCHED_IDLE, or at the nice value where that is off."""
+    cache = GrammarCache(runner.tokenizer_info, compile_nice=7, compile_idle=idle)
     try:
         cache.get(Constraint(type=ConstraintType.REGEX, value="[a-z]+")).result(timeout=30)
         (worker,) = [t for t in threading.enumerate() if t.name.startswith("grammar-compile")]
+        policy = os.sched_getscheduler(worker.native_id)
+        assert policy == (os.SCHED_IDLE if idle else os.SCHED_OTHER)
         assert os.getpriority(os.PRIO_PROCESS, worker.native_id) == 7
+        assert os.sched_getscheduler(threading.get_native_id()) == os.SCHED_OTHER
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0
     finally:
         cache.shutdown()
