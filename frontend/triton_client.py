@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import numpy as np
@@ -169,6 +170,14 @@ async def _ended(stream) -> bool:
     except (TimeoutError, InferenceServerException, grpc.RpcError):
         pass
     return False
+
+
+def _in_background(tasks: set[asyncio.Task], work: Coroutine[Any, Any, None]) -> None:
+    """Runs ``work`` as a task held in ``tasks`` until it ends (the loop keeps
+    only weak references to its tasks)."""
+    task = asyncio.get_running_loop().create_task(work)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
 
 
 class _Generation:
@@ -392,9 +401,7 @@ class TritonEngineClient:
             if not await _ended(stream):
                 stream.cancel()
 
-        task = asyncio.get_running_loop().create_task(close())
-        self._closings.add(task)
-        task.add_done_callback(self._closings.discard)
+        _in_background(self._closings, close())
 
     def _cancel_in_decoder(self, request_id: str, cause: str) -> None:
         """Tells the decoder to drop a generation nobody will read.
@@ -406,9 +413,7 @@ class TritonEngineClient:
         """
         CANCELLATIONS.labels(cause).inc()
         logger.info("cancelling generation %s in the decoder (%s)", request_id, cause)
-        task = asyncio.get_running_loop().create_task(self._send_cancel(request_id))
-        self._cancellations.add(task)
-        task.add_done_callback(self._cancellations.discard)
+        _in_background(self._cancellations, self._send_cancel(request_id))
 
     async def _send_cancel(self, request_id: str) -> None:
         if (error := await self._cancel(request_id, timeout_s=30)) is not None:
