@@ -205,15 +205,18 @@ class LeanCausalLM:
         sin: torch.Tensor,
         mask: torch.Tensor | None,
         write_cache: Callable[[int, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+        packing: _Packing | None = None,
     ) -> torch.Tensor:
-        """The decoder layers over ``hidden [batch, tokens, width]``.
+        """The decoder layers over ``hidden [batch, tokens, width]``, or over
+        the real positions only (``[real, width]``) with ``packing``, which
+        then says where they sit in the ``[batch, tokens]`` grid.
 
         ``write_cache(layer, key, value)`` stores the new keys and values and
         returns every key and value the queries attend to (``mask`` says
         which): the one place where the eager forward (a growing window) and
         the static decode step (whole, fixed-size storage) differ.
         """
-        batch, tokens = hidden.shape[:2]
+        batch, tokens = packing.grid if packing is not None else hidden.shape[:2]
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         qk_size, heads_shape = q_size + kv_size, (self.heads + self.kv_heads, self.head_dim)
         value_shape = (batch, tokens, self.kv_heads, self.head_dim)
@@ -221,6 +224,8 @@ class LeanCausalLM:
             for index, layer in enumerate(self.layers):
                 normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
                 qkv = layer.qkv(normed)
+                if packing is not None:
+                    qkv = packing.to_grid(qkv)
                 # Queries and keys are rotated together: one set of operations, not two.
                 query_key = _rotate(qkv[..., :qk_size].unflatten(-1, heads_shape), cos, sin)
                 query, key = query_key.transpose(1, 2).split((self.heads, self.kv_heads), dim=1)
@@ -228,6 +233,8 @@ class LeanCausalLM:
                 key, value = write_cache(index, key, value.transpose(1, 2))
                 attended = _grouped_attention(query, key, value, mask)
                 attended = attended.transpose(1, 2).reshape(batch, tokens, q_size)
+                if packing is not None:
+                    attended = packing.from_grid(attended)
                 hidden = layer.out.add_to(hidden, attended)
                 normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
                 gate, up = layer.gate_up(normed).chunk(2, dim=-1)
@@ -311,6 +318,7 @@ class LeanCausalLM:
             position_ids = position_ids.unsqueeze(0).expand(batch, tokens)
         cos, sin = self._rotary(position_ids, cached + tokens)
         mask = self._attention_mask(attention_mask, tokens, cached + tokens, input_ids.device)
+        packing = _Packing.of(attention_mask, tokens) if self.device.type == "cpu" else None
         layers = cache.layers
 
         def write_cache(index: int, key: torch.Tensor, value: torch.Tensor):
@@ -320,10 +328,52 @@ class LeanCausalLM:
                 return layers[index].update(key, value)
             return cache.update(key, value, index)
 
-        hidden = self._layers(F.embedding(input_ids, self.embed), cos, sin, mask, write_cache)
+        if packing is None:
+            hidden = self._layers(F.embedding(input_ids, self.embed), cos, sin, mask, write_cache)
+        else:
+            embedded = F.embedding(packing.from_grid(input_ids.unsqueeze(-1))[:, 0], self.embed)
+            packed = self._layers(embedded, cos, sin, mask, write_cache, packing)
+            hidden = packing.to_grid(packed)
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         return LeanOutput(logits=self._logits(hidden), past_key_values=cache)
+
+
+class _Packing:
+    """Where the real positions of a left-padded ``[batch, tokens]`` grid sit.
+
+    Why: a step whose rows bring different numbers of new tokens (jump-forward,
+    prompts of different lengths) is padded to its widest row, and on a CPU
+    each padded position costs as much as a real one in every projection and
+    MLP (demo model, 8 rows, one of them with 5 forced tokens: 40 positions
+    computed for 12). The layers run on the real positions only and go to the
+    grid just for attention, whose cache and mask are laid out by row.
+    """
+
+    def __init__(self, real: torch.Tensor, grid: tuple[int, int]) -> None:
+        self.real = real  # flat indices into the grid, ascending
+        self.grid = grid
+
+    @classmethod
+    def of(cls, padding: torch.Tensor | None, tokens: int) -> _Packing | None:
+        """The packing for the new positions of a 2-D padding mask (the last
+        ``tokens`` columns), or None when they are all real."""
+        if padding is None:
+            return None
+        new = padding[:, -tokens:]
+        if bool(new.all()):
+            return None
+        return cls(new.reshape(-1).nonzero().squeeze(1), (new.shape[0], tokens))
+
+    def to_grid(self, packed: torch.Tensor) -> torch.Tensor:
+        """``[real, ...]`` -> ``[batch, tokens, ...]``, zeros at the padding."""
+        batch, tokens = self.grid
+        grid = packed.new_zeros((batch * tokens, *packed.shape[1:]))
+        return grid.index_copy_(0, self.real, packed).view(batch, tokens, *packed.shape[1:])
+
+    def from_grid(self, grid: torch.Tensor) -> torch.Tensor:
+        """``[batch, tokens, ...]`` -> ``[real, ...]``."""
+        return grid.reshape(-1, *grid.shape[2:]).index_select(0, self.real)
 
 
 def _rotate(states: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:

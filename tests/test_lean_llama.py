@@ -123,6 +123,28 @@ def test_qwen2_shaped_model_with_qkv_bias_matches(tiny_model_dir: Path, tmp_path
     _assert_same_logits(_save_random(model, tmp_path, tiny_model_dir))
 
 
+def test_padded_positions_skip_the_projections_on_a_cpu(tiny_model_dir: Path) -> None:
+    """A ragged step's projections see its real positions only (the logits
+    test above shows they are still right); an even step runs as a grid."""
+    runner = ModelRunner.load(tiny_model_dir, device="cpu", impl="lean")
+    projection = runner.model.layers[0].qkv
+    seen: list[tuple[int, ...]] = []
+    original = projection.__call__
+
+    class Recording:
+        def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
+            seen.append(tuple(inputs.shape[:-1]))
+            return original(inputs)
+
+    runner.model.layers[0].qkv = Recording()
+    _, cache, mask = runner.prefill_many([[5, 6, 7, 8, 9], [10, 11]])
+    batch = RunningBatch()
+    batch.append_rows(cache, mask, [1, 1])
+    runner.decode(batch, [[12, 13, 14], [15]])
+    runner.decode(batch, [[16], [17]])
+    assert seen == [(7,), (4,), (2, 1)]
+
+
 def test_other_architectures_keep_hugging_face_modeling(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
