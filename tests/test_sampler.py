@@ -10,6 +10,7 @@ import torch
 
 from engine.params import SamplingParams
 from engine.sampler import (
+    BLOCKED_MIN_ENTRIES,
     BLOCKED_MIN_VOCAB,
     DRY_MAX_PENALTY,
     VOCAB_BLOCK,
@@ -355,7 +356,8 @@ def test_a_128k_vocabulary_row_draws_its_one_likely_token_past_negligible_ones()
 
 # -- the blocked argmax and draw of large vocabularies -------------------------------
 
-LARGE_VOCAB = BLOCKED_MIN_VOCAB + VOCAB_BLOCK // 3  # a short last block
+# Large enough that a single row's argmax and draw go by blocks; a short last block.
+LARGE_VOCAB = max(BLOCKED_MIN_VOCAB, BLOCKED_MIN_ENTRIES) + VOCAB_BLOCK // 3
 
 
 def test_blocked_argmax_equals_torch_argmax_ties_masks_and_tail_included() -> None:
@@ -398,7 +400,7 @@ def test_a_blocked_row_with_nothing_allowed_falls_back_without_crashing() -> Non
 
 
 def test_a_vocabulary_of_whole_blocks_has_no_tail_to_trip_over() -> None:
-    vocab = BLOCKED_MIN_VOCAB  # a multiple of VOCAB_BLOCK
+    vocab = max(BLOCKED_MIN_VOCAB, BLOCKED_MIN_ENTRIES)  # a multiple of VOCAB_BLOCK
     logits = torch.randn(3, vocab, generator=torch.Generator().manual_seed(5))
     logits[2, -1] = 99.0
     assert torch.equal(argmax(logits), logits.argmax(dim=-1))
@@ -406,3 +408,35 @@ def test_a_vocabulary_of_whole_blocks_has_no_tail_to_trip_over() -> None:
     masked = torch.full((3, vocab), float("-inf"))
     masked[:, vocab - 1] = 0.0
     assert sample(masked, rows) == [vocab - 1] * 3
+
+
+def test_a_large_batch_of_a_small_vocabulary_picks_greedily_by_blocks() -> None:
+    vocab = 4096
+    rows = BLOCKED_MIN_ENTRIES // vocab  # just enough logits for the blocked search
+    generator = torch.Generator().manual_seed(7)
+    logits = torch.randn(rows, vocab, generator=generator)
+    logits[0, VOCAB_BLOCK - 1 : VOCAB_BLOCK + 1] = 9.0  # a tie across a block boundary
+    logits[1] = float("-inf")
+    logits[2, -1] = 50.0
+    assert torch.equal(argmax(logits), logits.argmax(dim=-1))
+
+
+@pytest.mark.parametrize("vocab", [VOCAB, LARGE_VOCAB])
+def test_an_all_drawn_batch_with_a_fully_masked_row_still_draws_the_others(vocab: int) -> None:
+    """The fallback is searched for only when a row needs it; the other rows'
+    draws are the ones they make in a batch where none does."""
+    rows = [
+        new_sampling_row(SamplingParams(seed=seed), [], vocab, [b"x"] * vocab) for seed in range(3)
+    ]
+    logits = torch.randn(3, vocab, generator=torch.Generator().manual_seed(9))
+    logits[1] = float("-inf")
+    alone = [
+        sample(logits[[0]].clone(), [rows[0]])[0],
+        sample(logits[[2]].clone(), [rows[2]])[0],
+    ]
+    rows = [
+        new_sampling_row(SamplingParams(seed=seed), [], vocab, [b"x"] * vocab) for seed in range(3)
+    ]
+    first, masked, third = sample(logits.clone(), rows)
+    assert [first, third] == alone
+    assert masked in range(vocab)
