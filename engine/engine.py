@@ -181,6 +181,7 @@ class Engine:
         self._max_queued = max_queued
         self._running: list[_Active] = []
         self._stepping: list[_Active] = []  # rows of the step in progress, failed together
+        self._model_seconds = 0.0  # the step in progress's time in the model's forward calls
         self._batch = RunningBatch()
         self._eos_ids = torch.tensor(sorted(runner.eos_token_ids), dtype=torch.long)
         # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
@@ -337,11 +338,28 @@ class Engine:
         request.sink.fail(message, invalid_argument=True, field=field)
         return None
 
-    @torch.inference_mode()
     def step(self) -> None:
-        """One iteration: admit, prefill, decode, mask, sample, emit.
+        """One iteration: admit, prefill, decode, mask, sample, emit; its
+        time and the model's share of it go to the metrics (an iteration with
+        nothing to run is not a step)."""
+        started = time.perf_counter()
+        self._model_seconds = 0.0
+        self._step()
+        if self._stepping:
+            self._metrics.step_finished(time.perf_counter() - started, self._model_seconds)
 
-        Under inference mode, so the forward's (inference) logits can be
+    def _timed_model_call(self, call, *args, **kwargs):
+        """Runs one of the runner's forward calls, adding its time to the
+        step's model time (on a GPU: until its kernels are queued)."""
+        started = time.perf_counter()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self._model_seconds += time.perf_counter() - started
+
+    @torch.inference_mode()
+    def _step(self) -> None:
+        """Under inference mode, so the forward's (inference) logits can be
         masked and sampled in place."""
         self._poll_cancellations()
         self._prefilling.extend(self._admit())
@@ -356,7 +374,7 @@ class Engine:
         masks = self._fill_masks_async(sampling, first_row=0)
         logits_parts = []
         if self._running:
-            decoded = self._runner.decode(self._batch, feeds)
+            decoded = self._timed_model_call(self._runner.decode, self._batch, feeds)
             if len(sampling) < len(self._running):
                 decoded = decoded[torch.tensor(ready, device=decoded.device)]
             logits_parts.append(decoded)
@@ -419,8 +437,8 @@ class Engine:
         whole = self._whole_prompts(budget)
         if whole:
             budget -= sum(len(prefill.request.prompt_ids) for prefill in whole)
-            logits, cache, mask = self._runner.prefill_many(
-                [prefill.request.prompt_ids for prefill in whole]
+            logits, cache, mask = self._timed_model_call(
+                self._runner.prefill_many, [prefill.request.prompt_ids for prefill in whole]
             )
             self._batch.append_rows(cache, mask, [prefill.request.params.n for prefill in whole])
             for row, prefill in enumerate(whole):
@@ -433,8 +451,8 @@ class Engine:
             prompt = request.prompt_ids
             keep_all = self._needs_prompt_logits(prefill)
             chunk = prompt[prefill.done_tokens : prefill.done_tokens + budget]
-            logits, prefill.cache = self._runner.extend(
-                chunk, prefill.cache, keep_all_logits=keep_all
+            logits, prefill.cache = self._timed_model_call(
+                self._runner.extend, chunk, prefill.cache, keep_all_logits=keep_all
             )
             prefill.done_tokens += len(chunk)
             budget -= len(chunk)

@@ -25,3 +25,7 @@ class EngineMetrics:
 
     def batch_state(self, *, waiting: int, running: int) -> None:
         """Queue depth and batch size after a step."""
+
+    def step_finished(self, seconds: float, model_seconds: float) -> None:
+        """A step took ``seconds``, ``model_seconds`` of them in the model's
+        forward calls (decode and prompts); the rest is the engine's own work."""

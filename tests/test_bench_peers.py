@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from bench.peers.gguf_convert import _splits_like_gpt2
-from bench.peers.summary import render, targets
+from bench.peers.summary import render, step_targets, targets
 from bench.peers.workload import MAX_TOKENS, SCHEMA
 
 
@@ -83,3 +83,23 @@ def test_only_gpt2_style_splitting_is_told_gpt2(
 ) -> None:
     (tmp_path / "tokenizer.json").write_text(json.dumps({"pre_tokenizer": pre_tokenizer}))
     assert _splits_like_gpt2(tmp_path) is gpt2
+
+
+def test_the_served_step_over_model_time_is_judged_against_its_ceiling() -> None:
+    engines = _engines({"1": 600, "8": 2000, "32": 3000}, {}, {})
+    for c, ratio in (("1", 1.4), ("8", 1.12), ("32", 1.3)):
+        engines["this"]["by_concurrency"][c]["step_over_model"] = ratio
+    rows = {row["concurrency"]: row for row in step_targets(engines)}
+    assert set(rows) == {8, 32}  # the ceiling is for c=8 and c=32
+    assert rows[8]["met"] and not rows[32]["met"]
+    report = {
+        "machine": {"cpu_model": "cpu", "cpu_cores": 2, "gpus": [], "packages": {}},
+        "model": {"name": "demo"},
+        "workload": {"max_tokens": 64, "rounds": 5, "cycles": 1, "concurrency": [1, 8, 32]},
+        "engines": engines,
+        "targets": [],
+        "step_targets": step_targets(engines),
+    }
+    text = render(report)
+    assert "| this, served step / model time at c=32 | 1.30 | ≤ 1.15 | **no** |" in text
+    assert "step / model time c=1 1.40, c=8 1.12, c=32 1.30." in text

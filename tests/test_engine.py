@@ -242,6 +242,32 @@ def test_the_batch_state_reports_an_empty_batch_after_a_cancellation(runner: Mod
     assert metrics.states[-1] == (0, 0)
 
 
+class StepLog(EngineMetrics):
+    def __init__(self) -> None:
+        self.steps: list[tuple[float, float]] = []
+
+    def step_finished(self, seconds: float, model_seconds: float) -> None:
+        self.steps.append((seconds, model_seconds))
+
+
+def test_each_step_reports_its_time_and_the_models_share(runner: ModelRunner) -> None:
+    """One step per token after the prefill step, each with some model time
+    inside it; idle iterations report nothing."""
+    metrics = StepLog()
+    engine = Engine(runner, GrammarCache(runner.tokenizer_info), metrics=metrics)
+    sink = _submit(engine, runner, "Count", SamplingParams(max_tokens=5, ignore_eos=True))
+    for _ in range(50):
+        engine._drain_inbox(block=False)
+        engine.step()
+        if sink.done.is_set():
+            break
+    engine.step()  # nothing left to run
+    engine.shutdown()
+    assert sink.done.is_set() and sink.outputs[-1].tokens_generated == 5
+    assert len(metrics.steps) == 5  # the prompt's step samples the first token
+    assert all(0 < model <= seconds for seconds, model in metrics.steps)
+
+
 def test_clients_are_asked_whether_they_left_off_the_engine_thread(
     engine: Engine, runner: ModelRunner
 ) -> None:

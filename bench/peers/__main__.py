@@ -12,13 +12,15 @@ import argparse
 import asyncio
 import statistics
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
+from bench.decoder_steps import read_step_counters, step_share
 from bench.environment import machine_info, model_info
 from bench.noise import NoiseMeter
 from bench.peers import install
 from bench.peers.engines import ENGINES
-from bench.peers.summary import targets, write_summary
+from bench.peers.summary import step_targets, targets, write_summary
 from bench.peers.workload import MAX_TOKENS, SCHEMA, measure, prompt_ids
 from bench.progress import say
 from bench.report import write_json
@@ -53,10 +55,20 @@ def _run_engine(
         meter.mark(f"{name} cycle {cycle + 1}")
         for c in args.concurrency:
             say(f"{name}: c={c}")
+            metrics_url = endpoint.metrics_url
+            before = read_step_counters(metrics_url) if metrics_url else None
             runs[str(c)] = asyncio.run(measure(endpoint, prompts, c, args.rounds))
+            if metrics_url and before is not None:
+                after = read_step_counters(metrics_url)
+                runs[str(c)]["decoder_steps"] = step_share(before, after)
         memory = {k: v for g in endpoint.process_groups for k, v in group_memory_mb(g).items()}
         meter.mark(NoiseMeter.UNMEASURED)  # while the server still runs: its CPU time is its own
     return {"startup_s": startup_s, "rss_mb": sum(memory.values()), "by_concurrency": runs}
+
+
+def _median_present(values: Iterable[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
 
 
 def _merge_cycles(cycles: list[dict]) -> dict:
@@ -73,6 +85,10 @@ def _merge_cycles(cycles: list[dict]) -> dict:
                         r["by_concurrency"][c]["tokens_per_s"] for r in runs
                     ),
                     "cycles": [r["by_concurrency"][c] for r in runs],
+                    "step_over_model": _median_present(
+                        r["by_concurrency"][c].get("decoder_steps", {}).get("step_over_model")
+                        for r in runs
+                    ),
                 }
                 for c in runs[0]["by_concurrency"]
             },
@@ -112,6 +128,7 @@ def main() -> None:
     report["engines"] = _merge_cycles(cycles)
     report["foreign_cpu_cores"] = meter.foreign_cores()
     report["targets"] = targets(report["engines"])
+    report["step_targets"] = step_targets(report["engines"])
     write_json(report, args.out / "report.json")
     write_summary(report, args.out / "summary.md")
     print((args.out / "summary.md").read_text())

@@ -40,6 +40,8 @@ class Endpoint:
     constrain: Callable[[dict], dict]
     process_groups: list[int]
     headers: dict[str, str] = field(default_factory=dict)
+    # This service's Triton metrics port: its decoder's step counters.
+    metrics_url: str | None = None
 
 
 def _openai_json(schema: dict) -> dict:
@@ -58,6 +60,7 @@ def this_service(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoin
             constrain=_openai_json,
             process_groups=[stack.triton.pid, stack.frontend.pid],
             headers={"Authorization": f"Bearer {stack.api_key}"},
+            metrics_url=stack.triton.metrics_url,
         )
 
 

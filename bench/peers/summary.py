@@ -16,6 +16,9 @@ FLOORS = {
     "vllm": {"1": 1.5, "8": 1.5, "32": 1.5},
 }
 
+# The issue's ceiling for this service's served step over its model time.
+STEP_CEILING = {"8": 1.15, "32": 1.15}
+
 
 def _throughput(engines: Mapping[str, Any], name: str, c: str) -> float | None:
     run = engines.get(name, {}).get("by_concurrency", {}).get(c)
@@ -33,6 +36,22 @@ def targets(engines: Mapping[str, Any]) -> list[dict]:
             ratio = ours / theirs
             rows.append({"peer": peer, "concurrency": int(c), "ratio": ratio, "floor": floor,
                          "met": ratio >= floor})  # fmt: skip
+    return rows
+
+
+def _step_over_model(engines: Mapping[str, Any], c: str) -> float | None:
+    run = engines.get("this", {}).get("by_concurrency", {}).get(c)
+    return None if run is None else run.get("step_over_model")
+
+
+def step_targets(engines: Mapping[str, Any]) -> list[dict]:
+    """This service's decoder, served: step time over model time, against its ceiling."""
+    rows = []
+    for c, ceiling in STEP_CEILING.items():
+        ratio = _step_over_model(engines, c)
+        if ratio is not None:
+            rows.append({"concurrency": int(c), "ratio": ratio, "ceiling": ceiling,
+                         "met": ratio <= ceiling})  # fmt: skip
     return rows
 
 
@@ -65,6 +84,19 @@ def render(report: Mapping[str, Any]) -> str:
             f"| this / {row['peer']} at c={row['concurrency']} | {fmt(row['ratio'])} | "
             f"≥ {fmt(row['floor'], 1)} | {'yes' if row['met'] else '**no**'} |"
         )
+    for row in report.get("step_targets", []):
+        lines.append(
+            f"| this, served step / model time at c={row['concurrency']} | {fmt(row['ratio'])} | "
+            f"≤ {fmt(row['ceiling'])} | {'yes' if row['met'] else '**no**'} |"
+        )
+    shares = [(c, _step_over_model(engines, c)) for c in levels]
+    if any(ratio is not None for _, ratio in shares):
+        by_level = ", ".join(f"c={c} {fmt(ratio)}" for c, ratio in shares)
+        lines += [
+            "",
+            "This service's decoder, served (`ct_decoder_step_seconds_total`): "
+            f"step / model time {by_level}.",
+        ]
     foreign = report.get("foreign_cpu_cores") or {}
     if foreign:
         busiest = max(foreign.values())

@@ -105,6 +105,9 @@ def test_decoder_metrics_are_on_tritons_metrics_port(triton: TritonServer) -> No
     assert _wait_for_metric_above(triton, 'ct_grammar_cache_lookups_total{result="hit"}', 0)
     assert _wait_for_metric_above(triton, 'ct_grammar_cache_lookups_total{result="miss"}', 0)
     assert _wait_for_metric_above(triton, "ct_decoder_output_tokens_total", 3)
+    assert _wait_for_metric_above(triton, "ct_decoder_steps_total", 3)
+    for part in ("model", "engine"):
+        assert _wait_for_metric_above(triton, f'ct_decoder_step_seconds_total{{part="{part}"}}', 0)
 
 
 def _metric(triton: TritonServer, name: str) -> float:

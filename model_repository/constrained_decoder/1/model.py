@@ -208,6 +208,12 @@ class _TritonMetrics(EngineMetrics):
             "queue": pb_utils.MetricFamily(
                 "ct_decoder_requests", "Requests in the decoder by state", gauge
             ),
+            "steps": pb_utils.MetricFamily("ct_decoder_steps_total", "Decode steps", counter),
+            "step_seconds": pb_utils.MetricFamily(
+                "ct_decoder_step_seconds_total",
+                "Time in decode steps, by part (model: the forward calls; engine: the rest)",
+                counter,
+            ),
         }
         lookups, queue = self._families["lookups"], self._families["queue"]
         self._hits, self._misses = (
@@ -225,6 +231,12 @@ class _TritonMetrics(EngineMetrics):
         self._waiting, self._running = (
             queue.Metric({"state": "waiting"}),
             queue.Metric({"state": "running"}),
+        )
+        self._steps = self._families["steps"].Metric({})
+        step_seconds = self._families["step_seconds"]
+        self._model_seconds, self._engine_seconds = (
+            step_seconds.Metric({"part": "model"}),
+            step_seconds.Metric({"part": "engine"}),
         )
 
     def grammar_lookup(self, *, hit: bool) -> None:
@@ -247,6 +259,11 @@ class _TritonMetrics(EngineMetrics):
     def batch_state(self, *, waiting: int, running: int) -> None:
         self._buffer.set(self._waiting, waiting)
         self._buffer.set(self._running, running)
+
+    def step_finished(self, seconds: float, model_seconds: float) -> None:
+        self._buffer.increment(self._steps, 1)
+        self._buffer.increment(self._model_seconds, model_seconds)
+        self._buffer.increment(self._engine_seconds, seconds - model_seconds)
 
     def close(self) -> None:
         """Drops every metric while the stub still talks to Triton: left to
