@@ -39,11 +39,12 @@ def _stat(pid: str) -> tuple[int, int, int, int] | None:
     return int(fields[3]), ticks, children, int(fields[1])
 
 
-def _own_ticks(sessions: Iterable[int]) -> int:
-    """CPU time of this process (with its finished children) and of the given sessions."""
+def _own_ticks(sessions: Iterable[int]) -> dict[int, int]:
+    """CPU time per process of this process (with its finished children) and
+    of the given sessions."""
     own_sessions = set(sessions)
     me = os.getpid()
-    total = 0
+    ticks_by_pid = {}
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -51,11 +52,21 @@ def _own_ticks(sessions: Iterable[int]) -> int:
         if stat is None:
             continue
         session, ticks, children, ppid = stat
-        if int(entry.name) == me:
-            total += ticks + children
+        pid = int(entry.name)
+        if pid == me:
+            ticks_by_pid[pid] = ticks + children
         elif session in own_sessions or ppid == me:
-            total += ticks
-    return total
+            ticks_by_pid[pid] = ticks
+    return ticks_by_pid
+
+
+def _own_used(before: dict[int, int], after: dict[int, int]) -> int:
+    """The benchmark's CPU time between two readings, over the processes
+    alive at the second. A process that ended in between (a stopping server's
+    straggler) is left out rather than subtracted whole: its lifetime's
+    ticks vanishing from a plain sum made a phase look 5-7 cores busy with
+    other people's work on a 2-core machine."""
+    return sum(ticks - before.get(pid, 0) for pid, ticks in after.items())
 
 
 class NoiseMeter:
@@ -67,7 +78,7 @@ class NoiseMeter:
     def __init__(self) -> None:
         self.available = (_PROC / "stat").is_file()
         self._sessions: set[int] = set()
-        self._marks: list[tuple[str, float, int, int]] = []
+        self._marks: list[tuple[str, float, int, dict[int, int]]] = []
         self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
     def add_session(self, session_id: int) -> None:
@@ -93,6 +104,6 @@ class NoiseMeter:
         result = {}
         for (phase, t0, busy0, own0), (_, t1, busy1, own1) in itertools.pairwise(marks):
             if t1 > t0 and phase != self.UNMEASURED:
-                foreign = max(0, (busy1 - busy0) - (own1 - own0)) / self._tick
+                foreign = max(0, (busy1 - busy0) - _own_used(own0, own1)) / self._tick
                 result[phase] = round(foreign / (t1 - t0), 2)
         return result

@@ -240,6 +240,13 @@ def test_report_files_carry_tables_and_the_machine(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_process_that_ends_between_readings_is_not_subtracted_whole() -> None:
+    from bench.noise import _own_used
+
+    # pid 7 (a straggler with 5000 ticks of lifetime) ended; pid 8 started.
+    assert _own_used({1: 100, 7: 5000}, {1: 130, 8: 20}) == 50
+
+
 def test_noise_meter_reports_every_measured_phase() -> None:
     from bench.noise import NoiseMeter
 
