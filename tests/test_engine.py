@@ -924,6 +924,23 @@ def test_stream_interval_merges_outputs_without_changing_the_text(
     assert [o.tokens_generated for o in final_only.outputs if o.is_final] == [40, 40]
 
 
+def test_held_outputs_keep_every_tokens_logprob(engine: Engine, runner: ModelRunner) -> None:
+    params = SamplingParams(max_tokens=12, temperature=0, logprobs=2, ignore_eos=True)
+    every = _submit(engine, runner, "Held logprobs", params)
+    held = _submit(
+        engine, runner, "Held logprobs", params.model_copy(update={"stream_interval_ms": 60_000})
+    )
+    assert every.done.wait(30) and held.done.wait(30)
+    assert len(held.outputs) == 2  # the first token, then the rest with the final output
+
+    def entries(sink: ListSink) -> list[tuple[int, float]]:
+        return [(e.token, round(e.logprob, 4)) for o in sink.outputs for e in o.logprobs]
+
+    generated = [i for o in held.outputs for i in o.window_ids[o.prefix_len :]]
+    assert entries(held) == entries(every) and len(generated) == 12
+    assert [token for token, _ in entries(held)] == generated
+
+
 def test_prompts_arriving_together_prefill_in_one_pass_with_unchanged_outputs(
     runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
