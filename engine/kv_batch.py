@@ -294,12 +294,13 @@ class RunningBatch:
             new_mask: torch.Tensor | int = 1
             positions = self._positions.unsqueeze(1)
         else:
-            ids = torch.zeros(self._rows, width, dtype=torch.long)
+            # Padded in Python, one tensor built: a write per row cost ~3 µs each.
+            ids = torch.tensor(
+                [[0] * (width - len(tokens)) + tokens for tokens in next_tokens], dtype=torch.long
+            )
             offsets = torch.arange(width).unsqueeze(0) - (width - lengths).unsqueeze(1)
             new_mask = (offsets >= 0).long()
             positions = self._positions.unsqueeze(1) + offsets.clamp(min=0)
-            for row, tokens in enumerate(next_tokens):
-                ids[row, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
         if buckets is not None:
             assert graphs is not None
             logits = self._forward_static(graphs, buckets[0], ids, positions, new_mask)
