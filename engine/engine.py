@@ -372,30 +372,40 @@ class Engine:
         # The sampling rows' matchers already know their state: their masks are
         # filled on other threads while the model runs.
         masks = self._fill_masks_async(sampling, first_row=0)
-        logits_parts = []
+        # Logits sampled as two groups, each with its first bitmask row: the
+        # decode step's rows as the forward returned them, and the joining
+        # prompts' (possibly expanded views, choices sharing a prompt) copied.
+        # Joined into one batch, every step with a prompt copied the whole
+        # [rows, vocabulary] buffer (16 MB at 32 rows of 128k, ~1 ms a step).
+        groups: list[tuple[torch.Tensor, list[_Active], int]] = []
         if self._running:
-            decoded = self._timed_model_call(self._runner.decode, self._batch, feeds)
-            if len(sampling) < len(self._running):
-                decoded = decoded[torch.tensor(ready, device=decoded.device)]
-            logits_parts.append(decoded)
+            # Rows still being fed forced tokens sample nothing: no logits for them.
+            every = len(sampling) == len(self._running)
+            logits_rows = None if every else [i for i, done in enumerate(ready) if done]
+            decoded = self._timed_model_call(self._runner.decode, self._batch, feeds, logits_rows)
+            if sampling:
+                groups.append((decoded, sampling, 0))
         admitted, prefilled = self._prefill_some()
-        logits_parts.extend(prefilled)
+        if admitted:
+            groups.append((torch.cat(prefilled), admitted, len(sampling)))
         batch_rows = self._running + admitted
         rows = sampling + admitted
         if not rows:  # only prompt chunks or fed-in forced tokens ran this step
             return
-        # A decode-only step's logits are used as they are: a copy of a [rows,
-        # 128k] float buffer costs more than the sampling that follows. Prefill
-        # parts may be expanded views (choices sharing a prompt), so they are copied.
-        joined = logits_parts[0] if not prefilled else torch.cat(logits_parts)
-        logits = joined[:, : self._runner.vocab_size]
-        raw_logits = (
-            logits.clone() if any(a.request.params.logprobs is not None for a in rows) else None
-        )
         self._fill_masks_async(admitted, first_row=len(sampling)).result()
         masks.result()
-        tokens = self._sample(logits, rows)
-        logprobs = self._logprobs(raw_logits, rows, tokens)
+        tokens: list[int] = []
+        logprobs: dict[int, TokenLogprob] = {}
+        for group_logits, group_rows, first_row in groups:
+            logits = group_logits[:, : self._runner.vocab_size]
+            raw_logits = (
+                logits.clone()
+                if any(a.request.params.logprobs is not None for a in group_rows)
+                else None
+            )
+            group_tokens = self._sample(logits, group_rows, first_row)
+            logprobs.update(self._logprobs(raw_logits, group_rows, group_tokens))
+            tokens += group_tokens
         for active, token in zip(rows, tokens, strict=True):
             active.next_input = []
             self._advance(active, token, logprobs.get(id(active)))
@@ -579,11 +589,15 @@ class Engine:
             [active.matcher for active in rows], first_row=first_row
         )
 
-    def _sample(self, logits: torch.Tensor, rows: list[_Active]) -> list[int]:
+    def _sample(self, logits: torch.Tensor, rows: list[_Active], first_row: int = 0) -> list[int]:
+        """``rows``' next tokens from their ``logits``, masked by bitmask rows
+        ``first_row`` on."""
         sampling_rows = [active.sampling for active in rows]
         apply_penalties(logits, sampling_rows)
         self._structured.apply_masks(
-            logits, [i for i, active in enumerate(rows) if active.matcher is not None]
+            logits,
+            [i for i, active in enumerate(rows) if active.matcher is not None],
+            first_row=first_row,
         )
         ignoring_eos = [i for i, active in enumerate(rows) if active.request.params.ignore_eos]
         if ignoring_eos:

@@ -38,6 +38,8 @@ import torch
 from transformers import DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
+from engine.lean_llama import LeanCausalLM
+
 if TYPE_CHECKING:
     from engine.decode_graphs import DecodeGraphs
 
@@ -274,13 +276,20 @@ class RunningBatch:
         return order
 
     @torch.inference_mode()
-    def forward(self, model: PreTrainedModel, next_tokens: list[list[int]]) -> torch.Tensor:
-        """Feeds each row its new tokens; returns next-token logits ``[rows, vocab]``.
+    def forward(
+        self,
+        model: PreTrainedModel,
+        next_tokens: list[list[int]],
+        logits_rows: list[int] | None = None,
+    ) -> torch.Tensor:
+        """Feeds each row its new tokens; returns next-token logits ``[rows,
+        vocab]`` for the rows in ``logits_rows`` (all when None), in that order.
 
         A row usually brings one token (the last sampled); after a jump-forward
         it brings several. Shorter rows are left-padded within the step with
         masked positions, so every row's last position is real.
         """
+        wanted = None if logits_rows is None else torch.tensor(logits_rows, dtype=torch.long)
         lengths = torch.tensor([len(tokens) for tokens in next_tokens], dtype=torch.long)
         width = int(lengths.max())
         graphs = getattr(model, "decode_graphs", None)
@@ -304,8 +313,10 @@ class RunningBatch:
         if buckets is not None:
             assert graphs is not None
             logits = self._forward_static(graphs, buckets[0], ids, positions, new_mask)
+            if wanted is not None:
+                logits = logits[wanted.to(logits.device)]
         else:
-            logits = self._forward_eager(model, ids, positions, new_mask)
+            logits = self._forward_eager(model, ids, positions, new_mask, wanted)
         self._end += width
         self._positions = self._positions + lengths
         return logits
@@ -316,12 +327,15 @@ class RunningBatch:
         ids: torch.Tensor,
         positions: torch.Tensor,
         new_mask: torch.Tensor | int,
+        wanted: torch.Tensor | None,
     ) -> torch.Tensor:
         width = ids.shape[1]
         self._reserve(self._rows, before=0, after=width)
         self._mask_store[: self._rows, self._end : self._end + width] = new_mask
         mask = self._mask_store[: self._rows, self._start : self._end + width]
         device = model.device
+        # The lean forward skips the LM head for unwanted rows; HF's computes all.
+        selects = wanted is not None and isinstance(model, LeanCausalLM)
         output = model(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
@@ -329,8 +343,12 @@ class RunningBatch:
             past_key_values=self._cache,
             use_cache=True,
             logits_to_keep=1,
+            **({"logits_rows": wanted.to(device)} if selects else {}),
         )
-        return output.logits[:, -1, :].float()
+        logits = output.logits[:, -1, :]
+        if wanted is not None and not selects:
+            logits = logits[wanted.to(logits.device)]
+        return logits.float()
 
     def _all_slot_layers(self) -> bool:
         return self._cache is not None and all(

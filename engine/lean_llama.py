@@ -309,7 +309,12 @@ class LeanCausalLM:
         past_key_values: DynamicCache | None = None,
         use_cache: bool = True,
         logits_to_keep: int = 0,
+        logits_rows: torch.Tensor | None = None,
     ) -> LeanOutput:
+        """Hugging Face's call, plus ``logits_rows``: the batch rows whose
+        logits are wanted (all when None). A decode step's rows that are still
+        being fed forced tokens sample nothing, and the LM head is the largest
+        product of a small model with a large vocabulary (128k x 256 here)."""
         batch, tokens = input_ids.shape
         cache = past_key_values if past_key_values is not None else DynamicCache()
         cached = cache.get_seq_length() if len(cache.layers) else 0
@@ -334,6 +339,8 @@ class LeanCausalLM:
             embedded = F.embedding(packing.from_grid(input_ids.unsqueeze(-1))[:, 0], self.embed)
             packed = self._layers(embedded, cos, sin, mask, write_cache, packing)
             hidden = packing.to_grid(packed)
+        if logits_rows is not None:
+            hidden = hidden[logits_rows]
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         return LeanOutput(logits=self._logits(hidden), past_key_values=cache)

@@ -96,7 +96,10 @@ class Linear:
         return self._plain_t is not None and not MIN_PACKED_ROWS <= rows <= MAX_PACKED_ROWS
 
     def _packed_product(self, flat: torch.Tensor) -> torch.Tensor:
-        """``[rows, out]`` for ``[rows, in]``, in slices of at most MAX_PACKED_ROWS."""
+        """``[rows, out]`` for ``[rows, in]``, in slices of at most MAX_PACKED_ROWS
+        (no rows: a decode step whose rows all still take forced tokens)."""
+        if not flat.shape[0]:
+            return flat.new_empty(0, self.out_features)
         parts = [
             self._packed_rows(flat[start : start + MAX_PACKED_ROWS])
             for start in range(0, flat.shape[0], MAX_PACKED_ROWS)

@@ -198,5 +198,11 @@ class ModelRunner:
         )
         return output.logits[:, -1, : self.vocab_size].float(), output.past_key_values, mask
 
-    def decode(self, batch: RunningBatch, next_tokens: list[list[int]]) -> torch.Tensor:
-        return batch.forward(self.model, next_tokens)
+    def decode(
+        self,
+        batch: RunningBatch,
+        next_tokens: list[list[int]],
+        logits_rows: list[int] | None = None,
+    ) -> torch.Tensor:
+        """One decode step; logits for ``logits_rows`` only (all when None)."""
+        return batch.forward(self.model, next_tokens, logits_rows)

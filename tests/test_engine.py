@@ -391,6 +391,27 @@ def test_requests_join_a_running_batch(engine: Engine, runner: ModelRunner) -> N
     assert long_running.outputs[-1].tokens_generated == 200
 
 
+def test_joining_requests_follow_their_own_constraints_beside_running_ones(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    """A joining prompt's first token is sampled apart from the running rows'
+    (its own group of logits) and must be masked by its own constraint."""
+    digits = Constraint(type=ConstraintType.REGEX, value="[0-9]{400}")
+    letters = Constraint(type=ConstraintType.REGEX, value="[a-z]{1,8}( [a-z]{1,8}){1,8}")
+    params = SamplingParams(max_tokens=400, temperature=1.0, seed=3, stop_after_match=False)
+    running = [_submit(engine, runner, f"digits {i}", params, digits) for i in range(3)]
+    assert all(sink.first_output.wait(60) for sink in running)
+    short = params.model_copy(update={"max_tokens": 40})
+    joining = [_submit(engine, runner, f"words {i}", short, letters) for i in range(3)]
+    assert all(sink.done.wait(60) for sink in joining)
+    assert not any(sink.done.is_set() for sink in running)  # they joined a running batch
+    assert all(sink.done.wait(120) for sink in running)
+    assert all(re.fullmatch("[0-9]{400}", _text(runner, sink)) for sink in running)
+    assert all(
+        re.fullmatch("[a-z]{1,8}( [a-z]{1,8}){1,8}", _text(runner, sink)) for sink in joining
+    )
+
+
 def test_stop_string_ends_unconstrained_output_and_is_kept(
     engine: Engine, runner: ModelRunner
 ) -> None:
@@ -755,9 +776,9 @@ def _counting_decode(runner: ModelRunner, monkeypatch: pytest.MonkeyPatch) -> li
     calls: list[int] = []
     real_decode = runner.decode
 
-    def counting(batch, next_tokens):
+    def counting(batch, next_tokens, logits_rows=None):
         calls.append(len(next_tokens))
-        return real_decode(batch, next_tokens)
+        return real_decode(batch, next_tokens, logits_rows)
 
     monkeypatch.setattr(runner, "decode", counting)
     return calls
@@ -1052,9 +1073,9 @@ def test_forced_tokens_beyond_the_step_width_feed_over_several_steps(
     widths: list[int] = []
     real_decode = runner.decode
 
-    def recording(batch, next_tokens):
+    def recording(batch, next_tokens, logits_rows=None):
         widths.append(max(len(tokens) for tokens in next_tokens) * len(next_tokens))
-        return real_decode(batch, next_tokens)
+        return real_decode(batch, next_tokens, logits_rows)
 
     monkeypatch.setattr(runner, "decode", recording)
     texts = []

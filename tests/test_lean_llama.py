@@ -45,6 +45,7 @@ def _engine_calls(runner: ModelRunner) -> list[torch.Tensor]:
     outputs.append(runner.decode(batch, [[7], [8], [9], [10]]))
     batch.keep([0, 2, 3])
     outputs.append(runner.decode(batch, [[11, 12, 13], [14], [15, 16]]))
+    outputs.append(runner.decode(batch, [[17], [18, 19], [20]], logits_rows=[0, 2]))
     joining, joining_cache = runner.prefill([5, 6, 7, 8, 9, 10])
     outputs.append(joining)
     batch.append(joining_cache, 6, copies=2)

@@ -44,6 +44,13 @@ def test_large_weight_is_kept_packed_only_and_still_answers_one_row() -> None:
     torch.testing.assert_close(projection(inputs), F.linear(inputs, weight), rtol=1e-5, atol=1e-4)
 
 
+def test_no_rows_give_no_rows_through_a_packed_only_weight() -> None:
+    weight = _random(SMALL_WEIGHT_BYTES // (4 * 64) + 1, 64)
+    projection = Linear(weight)
+    assert projection.packed and not projection.has_plain_copy
+    assert projection(_random(0, 64)).shape == (0, weight.shape[0])
+
+
 def test_bfloat16_weights_are_packed_too() -> None:
     weight, inputs = _random(64, 32, dtype=torch.bfloat16), _random(8, 32, dtype=torch.bfloat16)
     projection = Linear(weight)

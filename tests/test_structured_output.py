@@ -43,6 +43,24 @@ def test_cpu_masks_equal_xgrammars_kernel(constrained_rows: list[int], dtype: to
     assert torch.isinf(logits[constrained_rows]).any()
 
 
+@pytest.mark.parametrize("constrained_rows", [[0, 1], [1]])
+def test_a_later_group_of_rows_is_masked_by_its_own_bitmask_rows(
+    constrained_rows: list[int],
+) -> None:
+    """The joining prompts' logits are masked apart from the decode rows',
+    starting at their first bitmask row."""
+    outputs = _outputs(5)
+    generator = torch.Generator().manual_seed(11)
+    outputs._bitmask.copy_(
+        torch.randint(-(2**31), 2**31 - 1, outputs._bitmask.shape, generator=generator)
+    )
+    logits = torch.randn(2, VOCAB, generator=generator)
+    expected = logits.clone()
+    xgr.apply_token_bitmask_inplace(expected, outputs._bitmask[3:5], indices=constrained_rows)
+    outputs.apply_masks(logits, constrained_rows, first_row=3)
+    assert torch.equal(logits, expected)
+
+
 class _OneAtATimeMatcher:
     """Stands in for xgrammar's batch matcher (whose own thread pool aborts
     the process if two threads fill at once): records overlapping fills."""
