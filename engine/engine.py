@@ -42,6 +42,7 @@ from engine.sampler import (
     new_sampling_row,
     sample,
 )
+from engine.shared_fill import SharedFill
 from engine.stop_strings import StopStringMatcher
 from engine.structured_output import StructuredOutputs
 from engine.text_window import TextWindow
@@ -584,7 +585,9 @@ class Engine:
             for index in range(params.n)
         ]
 
-    def _fill_masks_async(self, rows: list[_Active], *, first_row: int) -> Future[None]:
+    def _fill_masks_async(
+        self, rows: list[_Active], *, first_row: int
+    ) -> Future[None] | SharedFill:
         return self._structured.fill_masks_async(
             [active.matcher for active in rows], first_row=first_row
         )

@@ -22,6 +22,7 @@ import xgrammar as xgr
 
 from engine.grammar_cache import GrammarCache
 from engine.params import Constraint
+from engine.shared_fill import FillRow, SharedFill, fill_row
 
 # Forced strings (JSON keys, literals) recur across requests; their
 # tokenizations are kept until this many are known, then forgotten at once.
@@ -69,6 +70,8 @@ class StructuredOutputs:
         self.xgrammar_gpu_kernel = importlib.util.find_spec("triton") is not None
         self._eos_ids = torch.tensor(sorted(eos_token_ids), dtype=torch.long)
         self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=max(1, mask_threads))
+        self._mask_threads = mask_threads
+        self._fill_row: FillRow = fill_row  # one row of a shared fill (a profile may time it)
         # No threads: masks fill on the engine thread, before the forward.
         self._mask_pool = (
             ThreadPoolExecutor(1, thread_name_prefix="token-masks") if mask_threads > 0 else None
@@ -92,27 +95,34 @@ class StructuredOutputs:
 
     def fill_masks_async(
         self, matchers: Sequence[xgr.GrammarMatcher | None], *, first_row: int
-    ) -> Future[None]:
+    ) -> Future[None] | SharedFill:
         """Fills the bitmask rows of the constrained ``matchers`` (row
-        ``first_row + i`` for the i-th) with xgrammar's batch API: on its own
-        threads, overlapping the model's forward pass, when the work is large
-        enough to pay for the hand-off; at once on the calling thread
-        otherwise, or always when ``mask_threads`` is 0.
+        ``first_row + i`` for the i-th): on other threads, overlapping the
+        model's forward pass, when the work is large enough to pay for the
+        hand-off; at once on the calling thread otherwise, or always when
+        ``mask_threads`` is 0.
 
         Handing a few microseconds of work to a thread pool costs more than
         the work (~80 µs against 1.3 µs for one row of a 4k vocabulary);
         sixteen rows of a 128k vocabulary take ~6 ms, which a thread beside
-        the forward hides.
+        the forward hides. With one mask thread (beside a CPU forward) the
+        rows are shared with whoever waits for the result
+        (``engine/shared_fill.py``); with more, xgrammar's batch API spreads
+        them over its own threads.
         """
         constrained = [(first_row + i, m) for i, m in enumerate(matchers) if m is not None]
         if constrained:
             indices, rows = (list(part) for part in zip(*constrained, strict=True))
+            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
+            if self._mask_pool is not None and large and self._mask_threads == 1:
+                return SharedFill(rows, indices, self._bitmask, self._fill_row).start(
+                    self._mask_pool
+                )
             fill = self._batch_matcher.batch_fill_next_token_bitmask
             # The batch matcher must never fill from two threads at once (its
             # thread pool aborts the process): while a fill is in flight on
             # the pool's one thread, a small fill queues behind it there.
             in_flight = self._last_pooled_fill is not None and not self._last_pooled_fill.done()
-            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             if self._mask_pool is not None and (large or in_flight):
                 self._last_pooled_fill = self._mask_pool.submit(fill, rows, self._bitmask, indices)
                 return self._last_pooled_fill

@@ -83,19 +83,24 @@ class _OneAtATimeMatcher:
             self.inside -= 1
 
 
-def test_a_small_fill_waits_behind_a_pooled_fill_in_flight() -> None:
-    """A step's admitted rows (a small fill) come while its running rows'
-    fill (large, on the pool) may still be going: never both at once."""
+def _two_row_pooling(mask_threads: int) -> StructuredOutputs:
     vocab = INLINE_FILL_LIMIT // 2  # two rows are a pooled fill, one is inline
-    outputs = StructuredOutputs(
+    return StructuredOutputs(
         None,  # type: ignore[arg-type]
         vocab_size=vocab,
         eos_token_ids=[0],
         token_bytes=[b"x"] * vocab,
         encode=lambda text: [],
         max_batch_size=4,
-        mask_threads=1,
+        mask_threads=mask_threads,
     )
+
+
+def test_a_small_fill_waits_behind_a_pooled_batch_fill_in_flight() -> None:
+    """With several mask threads (xgrammar's batch API), a step's admitted
+    rows (a small fill) come while its running rows' fill (large, on the
+    pool) may still be going: never both at once."""
+    outputs = _two_row_pooling(mask_threads=2)
     fake = outputs._batch_matcher = _OneAtATimeMatcher()  # type: ignore[assignment]
     running = outputs.fill_masks_async([object(), object()], first_row=0)  # type: ignore[list-item]
     admitted = outputs.fill_masks_async([object()], first_row=2)  # type: ignore[list-item]
@@ -107,3 +112,31 @@ def test_a_small_fill_waits_behind_a_pooled_fill_in_flight() -> None:
     assert fake.fills == [[0, 1], [2]]
     small = outputs.fill_masks_async([object()], first_row=0)  # type: ignore[list-item]
     assert small.done()  # nothing in flight: inline again
+
+
+def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
+    """A shared fill's rows are each filled once, some on the pool thread and
+    the rest on the thread that asks for the result."""
+    outputs = _two_row_pooling(mask_threads=1)
+    first_row_started, go_on = threading.Event(), threading.Event()
+    filled: list[tuple[int, str]] = []
+
+    def slow_row(matcher, bitmask, index) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            first_row_started.set()
+            go_on.wait(5)
+        filled.append((index, threading.current_thread().name))
+
+    outputs._fill_row = slow_row
+    rows = [object() for _ in range(6)]
+    fill = outputs.fill_masks_async(rows, first_row=1)  # type: ignore[arg-type]
+    assert first_row_started.wait(5)
+    assert not fill.done()
+    helper = threading.Timer(0.2, go_on.set)
+    helper.start()
+    fill.result(5)
+    helper.join()
+    assert sorted(index for index, _ in filled) == [1, 2, 3, 4, 5, 6]
+    on_main = [index for index, name in filled if name == threading.main_thread().name]
+    assert len(on_main) == 5  # the pool thread held one row; the waiter took the rest
+    assert fill.done()
