@@ -722,9 +722,9 @@ class Engine:
         )
         window_ids, prefix_len = window
         if active.held is not None:  # the held window, then this one's new tokens
-            held_ids, prefix_len = active.held
-            held_ids.extend(window_ids[window[1] :])
-            window_ids = held_ids
+            held_ids, held_prefix_len = active.held
+            held_ids.extend(window_ids[prefix_len:])
+            window_ids, prefix_len = held_ids, held_prefix_len
         if not due:
             active.held = (window_ids, prefix_len)
             return

@@ -310,13 +310,17 @@ class RunningBatch:
             offsets = torch.arange(width).unsqueeze(0) - (width - lengths).unsqueeze(1)
             new_mask = (offsets >= 0).long()
             positions = self._positions.unsqueeze(1) + offsets.clamp(min=0)
+        # The lean eager forward skips the LM head for unwanted rows; a graph
+        # replay and HF's modeling compute every row, picked from after.
+        model_selects = buckets is None and isinstance(model, LeanCausalLM)
         if buckets is not None:
             assert graphs is not None
             logits = self._forward_static(graphs, buckets[0], ids, positions, new_mask)
-            if wanted is not None:
-                logits = logits[wanted.to(logits.device)]
         else:
-            logits = self._forward_eager(model, ids, positions, new_mask, wanted)
+            selected = wanted if model_selects else None
+            logits = self._forward_eager(model, ids, positions, new_mask, selected)
+        if wanted is not None and not model_selects:
+            logits = logits[wanted.to(logits.device)]
         self._end += width
         self._positions = self._positions + lengths
         return logits
@@ -327,15 +331,14 @@ class RunningBatch:
         ids: torch.Tensor,
         positions: torch.Tensor,
         new_mask: torch.Tensor | int,
-        wanted: torch.Tensor | None,
+        logits_rows: torch.Tensor | None,
     ) -> torch.Tensor:
+        """``logits_rows`` (a lean model only): the rows whose logits it computes."""
         width = ids.shape[1]
         self._reserve(self._rows, before=0, after=width)
         self._mask_store[: self._rows, self._end : self._end + width] = new_mask
         mask = self._mask_store[: self._rows, self._start : self._end + width]
         device = model.device
-        # The lean forward skips the LM head for unwanted rows; HF's computes all.
-        selects = wanted is not None and isinstance(model, LeanCausalLM)
         output = model(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
@@ -343,12 +346,9 @@ class RunningBatch:
             past_key_values=self._cache,
             use_cache=True,
             logits_to_keep=1,
-            **({"logits_rows": wanted.to(device)} if selects else {}),
+            **({"logits_rows": logits_rows.to(device)} if logits_rows is not None else {}),
         )
-        logits = output.logits[:, -1, :]
-        if wanted is not None and not selects:
-            logits = logits[wanted.to(logits.device)]
-        return logits.float()
+        return output.logits[:, -1, :].float()
 
     def _all_slot_layers(self) -> bool:
         return self._cache is not None and all(
