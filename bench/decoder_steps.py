@@ -17,8 +17,10 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-# The decoder sends its metrics every 0.5 s (engine/metric_buffer.py).
-METRIC_DELAY_S = 0.6
+from engine.metric_buffer import DEFAULT_INTERVAL_S
+
+# The decoder sends its metrics every DEFAULT_INTERVAL_S: wait a little longer.
+METRIC_DELAY_S = DEFAULT_INTERVAL_S + 0.1
 
 
 @dataclass(frozen=True)
