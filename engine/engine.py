@@ -620,15 +620,22 @@ class Engine:
 
     def _jump_forward(self, active: _Active) -> None:
         """Takes the text the grammar forces next as the tokenizer's tokens,
-        to be fed in the next step's forward pass with the sampled token."""
+        to be fed in the next step's forward pass with the sampled token.
+
+        The matcher takes them one by one; the first it refuses ends the jump
+        there (the matcher is left as it was), and the text held for the jump
+        leaves with the next sampled token."""
+        matcher = active.matcher
         budget = active.max_tokens - active.generated
-        forced = self._structured.forced_tokens(active.matcher, budget)
-        for position, token in enumerate(forced):
-            if active.finished:
+        forced = self._structured.forced_tokens(matcher, budget)
+        taken = 0
+        for token in forced:
+            if active.finished or not matcher.accept_token(token):
                 break
-            self._advance(active, token, None, release=position == len(forced) - 1)
-        if forced:
-            self._metrics.jump_forward(len(forced))
+            taken += 1
+            self._advance(active, token, None, release=taken == len(forced), accepted=True)
+        if taken:
+            self._metrics.jump_forward(taken)
 
     def _advance(
         self,
@@ -637,16 +644,18 @@ class Engine:
         logprob: TokenLogprob | None,
         *,
         release: bool = True,
+        accepted: bool = False,
     ) -> None:
         """Applies one token to a choice and emits what it completes
-        (``release=False``: hold the text, more tokens follow at once)."""
+        (``release=False``: hold the text, more tokens follow at once;
+        ``accepted``: the matcher has already taken the token)."""
         active.generated += 1
         active.next_input.append(token)
         active.sampling.record(token)
         if logprob is not None:
             active.cumulative_logprob += logprob.logprob
         matcher = active.matcher
-        if matcher is not None and not matcher.accept_token(token):
+        if matcher is not None and not accepted and not matcher.accept_token(token):
             # Only reachable when every token was masked (ignore_eos on a fully
             # matched constraint): the constraint is complete, so stop there.
             active.generated -= 1

@@ -170,8 +170,11 @@ class StructuredOutputs:
             logits.index_add_(0, torch.tensor(constrained_rows, device=logits.device), bias)
 
     def forced_tokens(self, matcher: xgr.GrammarMatcher, budget: int) -> list[int]:
-        """The tokens of the text the grammar forces next, as far as the
-        grammar accepts them and within ``budget`` tokens.
+        """The tokenizer's tokens for the text the grammar forces next, at most
+        ``budget``; the grammar has not yet been asked to accept them (the
+        caller feeds them to the matcher one by one and stops at the first it
+        refuses, which leaves the matcher as it was: trying them on a fork
+        first cost more than all the other jump-forward work).
 
         The forced text's last token stays for the model to sample: what
         follows often merges with it (" 2" rather than " " then "2").
@@ -182,16 +185,7 @@ class StructuredOutputs:
             return []
         if not text:
             return []
-        ids = self._tokens_of(text)[:-1]
-        if not ids:
-            return []
-        trial = matcher.fork()
-        accepted: list[int] = []
-        for token in ids[:budget]:
-            if not trial.accept_token(token):
-                break
-            accepted.append(token)
-        return accepted
+        return self._tokens_of(text)[:-1][:budget]
 
     def _tokens_of(self, text: str) -> list[int]:
         """The tokenizer's ids for ``text`` when their bytes spell it exactly

@@ -893,6 +893,39 @@ def test_no_jump_forward_when_logprobs_are_asked_for(engine: Engine, runner: Mod
     assert len(entries) == sink.outputs[-1].tokens_generated - 1  # all but end-of-sequence
 
 
+def test_a_forced_token_the_matcher_refuses_ends_the_jump_there(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matcher takes forced tokens one by one (no trial on a fork): a
+    refusal leaves it as it was, and the text held for the jump still reaches
+    the output whole, with the next sampled token."""
+    pattern = r"(yes|no)\. Final answer: (yes|no)"
+    structured = engine._structured
+    forced_tokens = structured.forced_tokens
+    refused = runner.tokenizer.encode("@", add_special_tokens=False)[:1]
+    jumps: list[list[int]] = []
+
+    def with_a_refused_token(matcher, budget: int) -> list[int]:
+        tokens = forced_tokens(matcher, budget)
+        if tokens:
+            jumps.append(tokens)
+            return tokens + refused
+        return tokens
+
+    monkeypatch.setattr(structured, "forced_tokens", with_a_refused_token)
+    sink = _submit(
+        engine,
+        runner,
+        "Q: ",
+        SamplingParams(max_tokens=40, temperature=0, stop_after_match=False),
+        Constraint(type=ConstraintType.REGEX, value=pattern),
+    )
+    assert sink.done.wait(30) and sink.error is None
+    assert jumps  # the jump took tokens before reaching the refused one
+    assert re.fullmatch(pattern, _text(runner, sink))
+    assert sink.outputs[-1].finish_reason == FinishReason.STOP
+
+
 def test_jump_forward_inside_multi_byte_characters(engine: Engine, runner: ModelRunner) -> None:
     """A token may end inside a character whose rest the grammar forces;
     xgrammar cannot hand that rest back as text, so that step decodes plainly."""
