@@ -59,6 +59,26 @@ def _pad_left(tensor: torch.Tensor, amount: int, dim: int) -> torch.Tensor:
     return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
 
 
+# Up to this many rows move by one copy each; more by one gather and scatter
+# (a row leaving at a time is the common case: 5 µs a copy against 15 µs for
+# the indexed pair, for each of a layer's two stores).
+ROW_COPY_LIMIT = 2
+
+
+def _move_rows(live: torch.Tensor, sources: list[int], targets: list[int]) -> None:
+    """Copies rows ``sources`` of ``live`` over rows ``targets`` (disjoint)."""
+    if len(sources) <= ROW_COPY_LIMIT:
+        for source, target in zip(sources, targets, strict=True):
+            live[target].copy_(live[source])
+        return
+    on_device = {"device": live.device}
+    live.index_copy_(
+        0,
+        torch.tensor(targets, **on_device),
+        live.index_select(0, torch.tensor(sources, **on_device)),
+    )
+
+
 class SlotLayer(DynamicLayer):
     """One full-attention layer's keys and values for the running batch.
 
@@ -114,12 +134,10 @@ class SlotLayer(DynamicLayer):
         self.set_window(self.rows, self.start, end)
         return self.keys, self.values
 
-    def move_rows(self, sources: torch.Tensor, targets: torch.Tensor) -> None:
+    def move_rows(self, sources: list[int], targets: list[int]) -> None:
         """Copies rows ``sources`` of the window over rows ``targets``."""
-        sources, targets = sources.to(self._key_store.device), targets.to(self._key_store.device)
         for store in (self._key_store, self._value_store):
-            live = store[:, :, self.start : self.end]
-            live.index_copy_(0, targets, live.index_select(0, sources))
+            _move_rows(store[:, :, self.start : self.end], sources, targets)
 
     def write_rows(self, first: int, keys: torch.Tensor, values: torch.Tensor) -> None:
         """Writes rows from ``first`` on, right-aligned in the window."""
@@ -254,11 +272,9 @@ class RunningBatch:
         for hole, mover in zip(holes, movers, strict=True):
             order[hole] = mover
         if holes:
-            sources, targets = torch.tensor(movers), torch.tensor(holes)
             for layer in self._slot_layers():
-                layer.move_rows(sources, targets)
-            live = self._mask_store[:, self._start : self._end]
-            live.index_copy_(0, targets, live.index_select(0, sources))
+                layer.move_rows(movers, holes)
+            _move_rows(self._mask_store[:, self._start : self._end], movers, holes)
         new_order = torch.tensor(order, dtype=torch.long)
         self._positions = self._positions[new_order]
         self._rows = count

@@ -425,6 +425,10 @@ def sample(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> list[int]:
     row's mu, so call it exactly once per step.
     """
     greedy = [row.params.temperature == 0.0 for row in rows]
+    if all(greedy):
+        # A greedy row keeps its top token through top-k, top-p and min-p,
+        # and mirostat leaves it alone: nothing to filter or update.
+        return argmax(logits).tolist()
     temperatures = [
         1.0 if g else max(row.params.temperature, MIN_TEMPERATURE)
         for g, row in zip(greedy, rows, strict=True)
@@ -484,6 +488,13 @@ def argmax(logits: torch.Tensor) -> torch.Tensor:
     if not _blocks_pay(logits, least=BLOCKED_MIN_ENTRIES, of=logits.numel()):
         return logits.argmax(dim=-1)
     vocab = logits.shape[-1]
+    if vocab % VOCAB_BLOCK == 0:  # whole blocks (Llama's 32k and 128k, the demo's 4k):
+        # the chosen block is a row of a view, picked without a positions tensor
+        # (32 rows of 4k: 29 against 49 µs)
+        blocks = logits.unflatten(-1, (-1, VOCAB_BLOCK))
+        block = blocks.amax(dim=-1).argmax(dim=-1)
+        inside = blocks[torch.arange(len(block), device=logits.device), block].argmax(dim=-1)
+        return block * VOCAB_BLOCK + inside
     block = _per_block(logits, torch.amax).argmax(dim=-1)
     positions, real = _block_positions(block, vocab)
     inside = logits.gather(1, positions).masked_fill_(~real, float("-inf")).argmax(dim=-1)

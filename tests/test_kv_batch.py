@@ -17,7 +17,7 @@ import torch
 
 from engine import decode_graphs
 from engine.decode_graphs import WIDTH_BUCKETS, DecodeGraphs
-from engine.kv_batch import RunningBatch, SlotLayer
+from engine.kv_batch import ROW_COPY_LIMIT, RunningBatch, SlotLayer
 from engine.lean_llama import LeanCausalLM
 from engine.model_runner import ModelRunner
 
@@ -92,6 +92,17 @@ def test_a_leaving_row_is_replaced_by_a_last_row_and_the_order_says_so(
     rows.step()
     assert rows.leave(0, 3) == [2, 1]  # both holes below the new length: one mover
     rows.step([3, 1])
+
+
+def test_more_rows_leaving_at_once_than_are_copied_one_by_one(runner: ModelRunner) -> None:
+    """Up to ``ROW_COPY_LIMIT`` movers are copied row by row, more by one
+    gather and scatter: both keep every row's logits."""
+    rows = Rows(runner)
+    rows.join(4, 9, 2, 6, 5, 3, 7, 8)
+    rows.step()
+    assert ROW_COPY_LIMIT < 3
+    assert rows.leave(0, 1, 2) == [5, 6, 7, 3, 4]  # three movers
+    rows.step()
 
 
 def test_rows_leaving_from_the_end_keep_their_order(runner: ModelRunner) -> None:

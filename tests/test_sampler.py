@@ -419,6 +419,9 @@ def test_a_large_batch_of_a_small_vocabulary_picks_greedily_by_blocks() -> None:
     logits[1] = float("-inf")
     logits[2, -1] = 50.0
     assert torch.equal(argmax(logits), logits.argmax(dim=-1))
+    # As the engine passes them: the vocabulary's columns of a padded head's output.
+    padded = torch.cat([logits, torch.full((rows, 64), 99.0)], dim=1)[:, :vocab]
+    assert torch.equal(argmax(padded), logits.argmax(dim=-1))
 
 
 @pytest.mark.parametrize("vocab", [VOCAB, LARGE_VOCAB])
