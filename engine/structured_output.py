@@ -78,6 +78,13 @@ class StructuredOutputs:
         )
         self._forced_text_tokens: dict[str, list[int]] = {}
         self._last_pooled_fill: Future[None] | None = None
+        # A shared fill also spreads each row it fills into that row's 0/-inf
+        # bias, on the thread that filled it (beside the forward, or shared
+        # with the waiting engine thread), so applying the masks after the
+        # forward is one addition; ``_biased_rows`` are the rows whose bias
+        # matches their bitmask row.
+        self._row_bias: torch.Tensor | None = None
+        self._biased_rows: set[int] = set()
 
     def compile(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
         """A future of the compiled grammar (cached by the constraint)."""
@@ -92,6 +99,8 @@ class StructuredOutputs:
         """Grows the bitmask when one request's ``n`` exceeds the batch size."""
         if rows > self._bitmask.shape[0]:
             self._bitmask = xgr.allocate_token_bitmask(rows, self._vocab_size)
+            self._row_bias = None
+            self._biased_rows.clear()
 
     def fill_masks_async(
         self, matchers: Sequence[xgr.GrammarMatcher | None], *, first_row: int
@@ -114,8 +123,14 @@ class StructuredOutputs:
         if constrained:
             indices, rows = (list(part) for part in zip(*constrained, strict=True))
             large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
+            self._biased_rows.difference_update(indices)
             if self._mask_pool is not None and large and self._mask_threads == 1:
-                return SharedFill(rows, indices, self._bitmask, self._fill_row).start(
+                if self._row_bias is None:  # pages are touched only by rows in use
+                    with torch.inference_mode(False):  # the pool thread writes it outside
+                        self._row_bias = torch.empty(
+                            self._bitmask.shape[0], self._bitmask.shape[1] * 32
+                        )
+                return SharedFill(rows, indices, self._bitmask, self._fill_and_spread_row).start(
                     self._mask_pool
                 )
             fill = self._batch_matcher.batch_fill_next_token_bitmask
@@ -131,6 +146,20 @@ class StructuredOutputs:
         done.set_result(None)
         return done
 
+    def _fill_and_spread_row(
+        self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
+    ) -> None:
+        """One row of a shared fill: its bitmask row, then its bias row."""
+        self._fill_row(matcher, bitmask, index)
+        assert self._row_bias is not None
+        torch.index_select(
+            self._byte_table(torch.float32, bitmask.device),
+            0,
+            bitmask[index].view(torch.uint8).int(),
+            out=self._row_bias[index].view(-1, 8),
+        )
+        self._biased_rows.add(index)
+
     def apply_masks(
         self, logits: torch.Tensor, constrained_rows: list[int], *, first_row: int = 0
     ) -> None:
@@ -144,7 +173,32 @@ class StructuredOutputs:
             bitmask = bitmask.to(logits.device, non_blocking=True)
             xgr.apply_token_bitmask_inplace(logits, bitmask, indices=constrained_rows)
             return
+        if logits.device.type == "cpu" and self._biased_rows.issuperset(
+            first_row + i for i in constrained_rows
+        ):
+            assert self._row_bias is not None
+            bias = self._row_bias[first_row : first_row + logits.shape[0], : logits.shape[1]]
+            self._add_rows(logits, bias, constrained_rows)
+            return
         self._apply_masks_by_bytes(logits, bitmask, constrained_rows)
+
+    @staticmethod
+    def _add_rows(logits: torch.Tensor, bias: torch.Tensor, constrained_rows: list[int]) -> None:
+        """Adds ``bias`` rows to their logits rows: all at once, or the
+        constrained ones (a free row's bias row is stale)."""
+        if len(constrained_rows) == logits.shape[0]:
+            logits.add_(bias)
+        else:
+            at_rows = torch.tensor(constrained_rows, device=logits.device)
+            logits.index_add_(0, at_rows, bias.index_select(0, at_rows).to(logits.dtype))
+
+    def _byte_table(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """Row ``b``: the 0/-inf biases of the eight tokens of bitmask byte ``b``."""
+        table = self._byte_bias.get((dtype, device))
+        if table is None:
+            table = torch.where(self._byte_bits, 0.0, float("-inf")).to(device, dtype)
+            self._byte_bias[(dtype, device)] = table
+        return table
 
     def _apply_masks_by_bytes(
         self, logits: torch.Tensor, bitmask: torch.Tensor, constrained_rows: list[int]
@@ -154,11 +208,7 @@ class StructuredOutputs:
         tests bit by bit (1.7 ms for eight rows of a 128k vocabulary; this
         takes 0.36), and torch's ``masked_fill`` is slower still. Plain torch
         operations, so it also serves a GPU without the ``triton`` package."""
-        key = (logits.dtype, logits.device)
-        table = self._byte_bias.get(key)
-        if table is None:
-            table = torch.where(self._byte_bits, 0.0, float("-inf")).to(logits.device, logits.dtype)
-            self._byte_bias[key] = table
+        table = self._byte_table(logits.dtype, logits.device)
         every_row = len(constrained_rows) == logits.shape[0]
         words = bitmask if every_row else bitmask[constrained_rows]
         words = words.to(logits.device, non_blocking=True)

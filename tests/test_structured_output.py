@@ -129,6 +129,7 @@ def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
 
     outputs._fill_row = slow_row
     rows = [object() for _ in range(6)]
+    outputs.reserve_rows(7)  # as the engine does for a step's rows
     fill = outputs.fill_masks_async(rows, first_row=1)  # type: ignore[arg-type]
     assert first_row_started.wait(5)
     assert not fill.done()
@@ -140,3 +141,47 @@ def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
     on_main = [index for index, name in filled if name == threading.main_thread().name]
     assert len(on_main) == 5  # the pool thread held one row; the waiter took the rest
     assert fill.done()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
+    monkeypatch: pytest.MonkeyPatch, dtype: torch.dtype
+) -> None:
+    """Each row a shared fill fills is also spread into its 0/-inf bias
+    there, so masking is one addition; a row filled again another way (a
+    small fill, inline) is masked from its new bitmask row, never its old bias."""
+    outputs = _two_row_pooling(mask_threads=1)
+    vocab = outputs._vocab_size
+    generator = torch.Generator().manual_seed(4)
+    words = torch.randint(
+        -(2**31), 2**31 - 1, outputs._bitmask.shape, generator=generator, dtype=torch.int32
+    )
+
+    def fill_row(matcher, bitmask, index) -> None:
+        bitmask[index] = words[index]
+
+    outputs._fill_row = fill_row
+    with torch.inference_mode():  # as the engine's step runs; the pool thread does not
+        fill = outputs.fill_masks_async([object(), None, object()], first_row=1)  # type: ignore[list-item]
+    fill.result(5)
+    assert outputs._biased_rows == {1, 3}
+    logits = torch.randn(3, vocab, generator=generator).to(dtype)
+    expected = logits.clone()
+    xgr.apply_token_bitmask_inplace(expected, outputs._bitmask[1:4], indices=[0, 2])
+    with monkeypatch.context() as patched:
+        patched.setattr(outputs, "_apply_masks_by_bytes", None)  # must not be needed
+        outputs.apply_masks(logits, [0, 2], first_row=1)
+    assert torch.equal(logits, expected)
+
+    class _Inverts:
+        def batch_fill_next_token_bitmask(self, matchers, bitmask, indices) -> None:
+            bitmask[indices[0]] = ~words[indices[0]]
+
+    outputs._batch_matcher = _Inverts()  # type: ignore[assignment]
+    assert outputs.fill_masks_async([object()], first_row=1).done()  # type: ignore[list-item]
+    assert outputs._biased_rows == {3}
+    logits = torch.randn(1, vocab, generator=generator).to(dtype)
+    expected = logits.clone()
+    xgr.apply_token_bitmask_inplace(expected, outputs._bitmask[1:2], indices=[0])
+    outputs.apply_masks(logits, [0], first_row=1)
+    assert torch.equal(logits, expected)
