@@ -112,10 +112,11 @@ class _Active:
     held: tuple[list[int], int] | None = None
     last_sent: float = 0.0  # monotonic time of the choice's last response
     cumulative_logprob: float = 0.0
+    # The state's request, kept at hand: read several times per row per step.
+    request: GenerationRequest = field(init=False)
 
-    @property
-    def request(self) -> GenerationRequest:
-        return self.state.request
+    def __post_init__(self) -> None:
+        self.request = self.state.request
 
 
 def default_mask_threads(runner: ModelRunner) -> int:

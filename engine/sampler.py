@@ -104,6 +104,12 @@ class SamplingRow:
     bias_values: torch.Tensor = field(default_factory=lambda: torch.zeros(0))
     dry: DryState | None = None  # None: DRY is off for this row
     mirostat_mu: float | None = None  # None: mirostat is off for this row
+    # Whether any of apply_penalties' steps changes this row: most rows are
+    # changed by none, and a batch of them skips its four per-row scans.
+    adjusts_logits: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.adjusts_logits = self.penalized or self.bias_ids.numel() > 0 or self.dry is not None
 
     @property
     def penalized(self) -> bool:
@@ -317,6 +323,8 @@ def apply_penalties(logits: torch.Tensor, rows: Sequence[SamplingRow]) -> None:
 
     The bias comes first so the penalties see the logits the user asked for.
     """
+    if not any(row.adjusts_logits for row in rows):
+        return
     apply_logit_bias(logits, rows)
     apply_repetition_penalty(logits, rows)
     apply_presence_frequency_penalties(logits, rows)
