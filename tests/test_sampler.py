@@ -111,6 +111,19 @@ def test_a_row_without_penalties_is_unchanged_beside_a_penalised_one() -> None:
     assert penalised[1, B].item() == pytest.approx(3.0 / 2.0 - 2.0)
 
 
+def test_rows_without_penalties_share_an_empty_history_and_greedy_rows_draw_nothing() -> None:
+    """Their ``seen``/``output_counts`` are one shared pair of zeros (never
+    written: recording skips them), and a greedy row holds no generator."""
+    first, second = _row([A, B], temperature=0.0), _row([C], temperature=0.7)
+    for token in (B, C):
+        first.record(token)
+        second.record(token)
+    assert first.seen is second.seen and first.output_counts is second.output_counts
+    assert not first.seen.any() and not first.output_counts.any()
+    assert first.generator is None and second.generator is not None
+    assert _row([A], presence_penalty=0.5).seen is not first.seen
+
+
 def test_top_p_keeps_the_nucleus() -> None:
     rows = _seeded_rows(300, top_p=0.6)
     probs = [0.5, 0.3, 0.1] + [0.1 / (VOCAB - 3)] * (VOCAB - 3)
