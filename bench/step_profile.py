@@ -83,7 +83,7 @@ class ExclusiveTimer:
         return future
 
 
-class _CountingSink:
+class CountingSink:
     """Counts finished requests and generated tokens (into ``tokens[0]``, as
     they are reported); a failure is recorded, as raising would land on the
     engine's own error handling rather than here."""
@@ -189,7 +189,7 @@ def profile(
                 prompt_ids=runner.tokenizer.encode(prompt),
                 params=params,
                 constraint=constraint,
-                sink=_CountingSink(done, tokens, failures),
+                sink=CountingSink(done, tokens, failures),
             )
         )
         submitted += 1
