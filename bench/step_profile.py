@@ -107,6 +107,49 @@ class CountingSink:
         return False
 
 
+class SteadyLoad:
+    """Keeps ``concurrency`` requests in flight on an engine stepped from this
+    thread (no engine thread); ``request(index, sink)`` builds the index-th."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        concurrency: int,
+        request: Callable[[int, CountingSink], GenerationRequest],
+    ) -> None:
+        self.engine = engine
+        self.concurrency = concurrency
+        self._request = request
+        self._submitted = 0
+        self.done: list[int] = []
+        self.tokens = [0]  # reported so far
+        self.failures: list[str] = []
+
+    def step(self) -> float:
+        """Tops the load up, takes in what arrived and runs one step; its seconds."""
+        while self._submitted - len(self.done) < self.concurrency:
+            sink = CountingSink(self.done, self.tokens, self.failures)
+            self.engine.submit(self._request(self._submitted, sink))
+            self._submitted += 1
+        self.engine._drain_inbox(block=False)
+        started = time.perf_counter()
+        self.engine.step()
+        return time.perf_counter() - started
+
+    def fill(self, timeout_s: float = 120.0) -> None:
+        """Steps until every request runs (grammars compile off the loop)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.engine._running) < self.concurrency:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the batch did not fill within {timeout_s:g} s")
+            self.step()
+            time.sleep(0.001)
+
+    def raise_failures(self, doing: str) -> None:
+        if self.failures:
+            raise RuntimeError(f"requests failed while {doing}: {self.failures[:3]}")
+
+
 def _instrument(engine: Engine, timer: ExclusiveTimer) -> dict[str, float]:
     """Wraps the engine's parts on this instance; returns the mask-fill totals
     measured on xgrammar's worker thread."""
@@ -168,41 +211,25 @@ def profile(
         configure(engine)
     timer = ExclusiveTimer()
     fills = _instrument(engine, timer)
-    done: list[int] = []
-    tokens = [0]
-    failures: list[str] = []
-    submitted = 0
 
-    def submit() -> None:
-        nonlocal submitted
-        prompt = PROMPTS[submitted % len(PROMPTS)]
+    def request(index: int, sink: CountingSink) -> GenerationRequest:
         params = SamplingParams(
             max_tokens=max_tokens,
             temperature=1.0,
-            seed=1000 + submitted,
+            seed=1000 + index,
             ignore_eos=True,
             stop_after_match=False,
         )
-        engine.submit(
-            GenerationRequest(
-                request_id=f"r{submitted}",
-                prompt_ids=runner.tokenizer.encode(prompt),
-                params=params,
-                constraint=constraint,
-                sink=CountingSink(done, tokens, failures),
-            )
+        return GenerationRequest(
+            request_id=f"r{index}",
+            prompt_ids=runner.tokenizer.encode(PROMPTS[index % len(PROMPTS)]),
+            params=params,
+            constraint=constraint,
+            sink=sink,
         )
-        submitted += 1
 
-    for _ in range(concurrency):
-        submit()
-    deadline = time.monotonic() + 120
-    while len(engine._running) < concurrency:  # the grammar compiles off the loop
-        if time.monotonic() > deadline:
-            raise RuntimeError("the batch did not fill within 120 s")
-        engine._drain_inbox(block=False)
-        engine.step()
-        time.sleep(0.001)
+    load = SteadyLoad(engine, concurrency, request)
+    load.fill()
     step_seconds: list[float] = []
     tokens_before = 0
     warmup = max_tokens  # every row has been replaced once: a steady mix of ages
@@ -210,16 +237,11 @@ def profile(
         if index == warmup:
             timer.totals.clear()
             fills["seconds"] = 0.0
-            tokens_before = tokens[0]
-        while submitted - len(done) < concurrency:
-            submit()
-        engine._drain_inbox(block=False)
-        started = time.perf_counter()
-        engine.step()
+            tokens_before = load.tokens[0]
+        seconds = load.step()
         if index >= warmup:
-            step_seconds.append(time.perf_counter() - started)
-    if failures:
-        raise RuntimeError(f"requests failed while profiling: {failures[:3]}")
+            step_seconds.append(seconds)
+    load.raise_failures("profiling")
     engine.shutdown()  # fails the requests still running: expected, not counted
     for timed_call in RUNNER_CALLS:  # the next profile times the runner afresh
         vars(runner).pop(timed_call, None)
@@ -241,7 +263,7 @@ def profile(
         # Tokens reported while measuring, over the measured time: steps
         # differ in tokens (jump-forward), so step time alone does not compare
         # configurations.
-        "tokens_per_s": (tokens[0] - tokens_before) / total,
+        "tokens_per_s": (load.tokens[0] - tokens_before) / total,
     }
 
 

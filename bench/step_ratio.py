@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.peers.workload import MAX_TOKENS, SCHEMA
 from bench.report import print_and_save
-from bench.step_profile import CountingSink
+from bench.step_profile import CountingSink, SteadyLoad
 from bench.workload import PROMPTS
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
@@ -36,8 +36,8 @@ HELD_MS = 3_600_000.0  # the frontend's collected requests: one response at the 
 
 
 def measure(runner: ModelRunner, concurrency: int, steps: int) -> dict:
-    """Keeps ``concurrency`` requests in flight for ``steps`` measured steps,
-    after one full turnover of rows (a steady mix of ages)."""
+    """``steps`` measured steps with ``concurrency`` requests in flight, after
+    one full turnover of rows."""
     engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=max(concurrency, 8))
     constraint = Constraint(
         type=ConstraintType.JSON_SCHEMA, value=compile_json_schema(json.dumps(SCHEMA)).value
@@ -50,50 +50,29 @@ def measure(runner: ModelRunner, concurrency: int, steps: int) -> dict:
         totals["model_s"] += model_seconds
 
     engine._metrics.step_finished = step_finished  # type: ignore[method-assign]
-    done: list[int] = []
-    tokens = [0]
-    failures: list[str] = []
-    submitted = 0
 
-    def keep_full() -> None:
-        nonlocal submitted
-        while submitted - len(done) < concurrency:
-            params = SamplingParams(
+    def request(index: int, sink: CountingSink) -> GenerationRequest:
+        return GenerationRequest(
+            request_id=f"r{index}",
+            prompt_ids=runner.tokenizer.encode(PROMPTS[index % len(PROMPTS)]),
+            params=SamplingParams(
                 max_tokens=MAX_TOKENS, temperature=0.0, stream_interval_ms=HELD_MS
-            )
-            engine.submit(
-                GenerationRequest(
-                    request_id=f"r{submitted}",
-                    prompt_ids=runner.tokenizer.encode(PROMPTS[submitted % len(PROMPTS)]),
-                    params=params,
-                    constraint=constraint,
-                    sink=CountingSink(done, tokens, failures),
-                )
-            )
-            submitted += 1
+            ),
+            constraint=constraint,
+            sink=sink,
+        )
 
-    def run(count: int) -> None:
-        for _ in range(count):
-            keep_full()
-            engine._drain_inbox(block=False)
-            engine.step()
-            if not engine._running:  # the grammar compiles off the loop
-                time.sleep(0.001)
-
+    load = SteadyLoad(engine, concurrency, request)
     try:
-        keep_full()
-        deadline = time.monotonic() + 120
-        while len(engine._running) < concurrency:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the batch did not fill within 120 s")
-            run(1)
-        run(MAX_TOKENS)
+        load.fill()
+        for _ in range(MAX_TOKENS):  # every row replaced once: a steady mix of ages
+            load.step()
         totals.update(steps=0, step_s=0.0, model_s=0.0)
-        tokens_before, started = tokens[0], time.perf_counter()
-        run(steps)
+        tokens_before, started = load.tokens[0], time.perf_counter()
+        for _ in range(steps):
+            load.step()
         wall = time.perf_counter() - started
-        if failures:
-            raise RuntimeError(f"requests failed while measuring: {failures[:3]}")
+        load.raise_failures("measuring")
     finally:
         engine.shutdown()
     return {
@@ -102,7 +81,7 @@ def measure(runner: ModelRunner, concurrency: int, steps: int) -> dict:
         "step_ms_mean": totals["step_s"] * 1000 / totals["steps"],
         "model_ms_mean": totals["model_s"] * 1000 / totals["steps"],
         "step_over_model": totals["step_s"] / totals["model_s"],
-        "tokens_per_s": (tokens[0] - tokens_before) / wall,
+        "tokens_per_s": (load.tokens[0] - tokens_before) / wall,
     }
 
 
