@@ -112,6 +112,9 @@ class _Active:
     held: tuple[list[int], int] | None = None
     last_sent: float = 0.0  # monotonic time of the choice's last response
     cumulative_logprob: float = 0.0
+    # A constrained row's output ends in a UTF-8 lead byte that restricts the
+    # next byte (``StructuredOutputs.lead_after``).
+    utf8_lead: int | None = None
     # The state's request, kept at hand: read several times per row per step.
     request: GenerationRequest = field(init=False)
 
@@ -590,7 +593,9 @@ class Engine:
         self, rows: list[_Active], *, first_row: int
     ) -> Future[None] | SharedFill:
         return self._structured.fill_masks_async(
-            [active.matcher for active in rows], first_row=first_row
+            [active.matcher for active in rows],
+            [active.utf8_lead for active in rows],
+            first_row=first_row,
         )
 
     def _sample(self, logits: torch.Tensor, rows: list[_Active], first_row: int = 0) -> list[int]:
@@ -662,6 +667,8 @@ class Engine:
             active.generated -= 1
             self._finish(active, FinishReason.STOP, matched=matcher.is_completed())
             return
+        if matcher is not None:
+            active.utf8_lead = self._structured.lead_after(token)
         if token in self._runner.eos_token_ids and not active.request.params.ignore_eos:
             self._finish(
                 active, FinishReason.STOP, matched=matcher is None or matcher.is_completed()

@@ -23,6 +23,7 @@ import xgrammar as xgr
 from engine.grammar_cache import GrammarCache
 from engine.params import Constraint
 from engine.shared_fill import FillRow, SharedFill, fill_row
+from engine.utf8_guard import Utf8Guard
 
 # Forced strings (JSON keys, literals) recur across requests; their
 # tokenizations are kept until this many are known, then forgotten at once.
@@ -58,6 +59,10 @@ class StructuredOutputs:
         self._token_bytes = token_bytes
         self._encode = encode
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
+        self._utf8 = Utf8Guard(token_bytes, words=self._bitmask.shape[1])
+        # Bitmask row -> the restricted UTF-8 lead byte its output ends in,
+        # for the rows of the fill in flight.
+        self._row_leads: dict[int, int] = {}
         # For can_continue, on the engine thread (the batch's rows fill on others).
         self._probe_bitmask = xgr.allocate_token_bitmask(1, vocab_size)
         self._bit_shifts = torch.arange(32, dtype=torch.int32)
@@ -102,14 +107,23 @@ class StructuredOutputs:
             self._row_bias = None
             self._biased_rows.clear()
 
+    def lead_after(self, token: int) -> int | None:
+        """What a row must remember after taking ``token`` for its next mask
+        to keep its output valid UTF-8 (``leads`` of ``fill_masks_async``)."""
+        return self._utf8.pending_lead(token)
+
     def fill_masks_async(
-        self, matchers: Sequence[xgr.GrammarMatcher | None], *, first_row: int
+        self,
+        matchers: Sequence[xgr.GrammarMatcher | None],
+        leads: Sequence[int | None],
+        *,
+        first_row: int,
     ) -> Future[None] | SharedFill:
         """Fills the bitmask rows of the constrained ``matchers`` (row
-        ``first_row + i`` for the i-th): on other threads, overlapping the
-        model's forward pass, when the work is large enough to pay for the
-        hand-off; at once on the calling thread otherwise, or always when
-        ``mask_threads`` is 0.
+        ``first_row + i`` for the i-th, whose output ends as ``leads[i]``
+        says): on other threads, overlapping the model's forward pass, when
+        the work is large enough to pay for the hand-off; at once on the
+        calling thread otherwise, or always when ``mask_threads`` is 0.
 
         Handing a few microseconds of work to a thread pool costs more than
         the work (~80 µs against 1.3 µs for one row of a 4k vocabulary);
@@ -119,11 +133,20 @@ class StructuredOutputs:
         (``engine/shared_fill.py``); with more, xgrammar's batch API spreads
         them over its own threads.
         """
-        constrained = [(first_row + i, m) for i, m in enumerate(matchers) if m is not None]
+        constrained = [
+            (first_row + i, matcher, lead)
+            for i, (matcher, lead) in enumerate(zip(matchers, leads, strict=True))
+            if matcher is not None
+        ]
         if constrained:
-            indices, rows = (list(part) for part in zip(*constrained, strict=True))
+            indices, rows, row_leads = (list(part) for part in zip(*constrained, strict=True))
             large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             self._biased_rows.difference_update(indices)
+            for index, lead in zip(indices, row_leads, strict=True):
+                if lead is None:
+                    self._row_leads.pop(index, None)
+                else:
+                    self._row_leads[index] = lead
             if self._mask_pool is not None and large and self._mask_threads == 1:
                 if self._row_bias is None:  # pages are touched only by rows in use
                     with torch.inference_mode(False):  # the pool thread writes it outside
@@ -133,7 +156,7 @@ class StructuredOutputs:
                 return SharedFill(rows, indices, self._bitmask, self._fill_and_spread_row).start(
                     self._mask_pool
                 )
-            fill = self._batch_matcher.batch_fill_next_token_bitmask
+            fill = self._guarded_batch_fill
             # The batch matcher must never fill from two threads at once (its
             # thread pool aborts the process): while a fill is in flight on
             # the pool's one thread, a small fill queues behind it there.
@@ -151,6 +174,7 @@ class StructuredOutputs:
     ) -> None:
         """One row of a shared fill: its bitmask row, then its bias row."""
         self._fill_row(matcher, bitmask, index)
+        self._utf8.restrict(bitmask, index, self._row_leads.get(index))
         assert self._row_bias is not None
         torch.index_select(
             self._byte_table(torch.float32, bitmask.device),
@@ -159,6 +183,13 @@ class StructuredOutputs:
             out=self._row_bias[index].view(-1, 8),
         )
         self._biased_rows.add(index)
+
+    def _guarded_batch_fill(
+        self, matchers: list[xgr.GrammarMatcher], bitmask: torch.Tensor, indices: list[int]
+    ) -> None:
+        self._batch_matcher.batch_fill_next_token_bitmask(matchers, bitmask, indices)
+        for index in indices:
+            self._utf8.restrict(bitmask, index, self._row_leads.get(index))
 
     def apply_masks(
         self, logits: torch.Tensor, constrained_rows: list[int], *, first_row: int = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -1141,3 +1142,31 @@ def test_forced_tokens_beyond_the_step_width_feed_over_several_steps(
     for pattern, text in zip(JUMP_FORWARD_PATTERNS, texts[0], strict=True):
         assert re.fullmatch(pattern, text), text
     assert texts[0] == texts[1]
+
+
+def test_a_constrained_output_stays_valid_utf8_when_the_model_pushes_a_surrogate(
+    engine: Engine, runner: ModelRunner
+) -> None:
+    """The bias makes the model want ED then A0 (an encoded surrogate), which
+    xgrammar's JSON string lets through; the engine's masks refuse A0 after
+    ED, so the output still decodes as UTF-8."""
+    byte_token = {
+        piece[0]: token for token, piece in enumerate(runner.token_bytes) if len(piece) == 1
+    }
+    lead, surrogate = byte_token[0xED], byte_token[0xA0]
+    sink = _submit(
+        engine,
+        runner,
+        "Name: ",
+        SamplingParams(max_tokens=12, temperature=0.0, logit_bias={lead: 100.0, surrogate: 90.0}),
+        Constraint(
+            type=ConstraintType.JSON_SCHEMA, value=compile_json_schema('{"type": "string"}').value
+        ),
+    )
+    assert sink.done.wait(60) and sink.error is None
+    ids = [token for output in sink.outputs for token in output.window_ids[output.prefix_len :]]
+    spelled = b"".join(runner.token_bytes[token] for token in ids)
+    assert b"\xed" in spelled  # the bias did steer the row into the lead byte
+    assert b"\xed\xa0" not in spelled
+    # Strict, though the length limit may cut the last character short.
+    codecs.getincrementaldecoder("utf-8")(errors="strict").decode(spelled)

@@ -1,0 +1,90 @@
+"""Constrained rows never get tokens that would make their output invalid UTF-8."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import xgrammar as xgr
+
+from engine.model_runner import load_tokenizer, vocabulary_bytes
+from engine.structured_output import StructuredOutputs
+from engine.utf8_guard import Utf8Guard
+
+PIECES = [
+    b"a",  # 0
+    b"\xed",  # 1: a lead byte whose second byte must be 80-9F
+    b"\xa0\x80",  # 2: would make ED A0 80, an encoded surrogate
+    b"\x9f\xbf",  # 3: completes ED 9F BF (U+D7FF)
+    b"\xc0\x80",  # 4: C0 never occurs
+    b"\xe0\x82\xa4",  # 5: an overlong U+00A4 inside one token
+    b"\xf0",  # 6: second byte must be 90-BF
+    b"\x90\x80\x80",  # 7: completes F0 90 80 80 (U+10000)
+    b"\x80\x80\x80",  # 8: would make an overlong four-byte form
+    b"",  # 9: end of sequence
+    b"\xe2\x82\xac",  # 10: a whole euro sign
+]
+
+
+def _allowed(words: torch.Tensor, vocab: int) -> list[int]:
+    bits = (words.unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
+    return bits.flatten()[:vocab].nonzero().flatten().tolist()
+
+
+def test_tokens_invalid_on_their_own_are_never_allowed() -> None:
+    guard = Utf8Guard(PIECES, words=1)
+    assert _allowed(guard.allowed, len(PIECES)) == [0, 1, 2, 3, 6, 7, 8, 9, 10]
+
+
+@pytest.mark.parametrize(
+    ("lead_token", "expected"),
+    # The guard looks at the next byte only; how many continuations follow is xgrammar's check.
+    [(1, [3, 7, 8, 9]), (6, [2, 3, 7, 9]), (0, [0, 1, 2, 3, 6, 7, 8, 9, 10])],
+)
+def test_after_a_restricted_lead_only_its_second_bytes_are_allowed(
+    lead_token: int, expected: list[int]
+) -> None:
+    guard = Utf8Guard(PIECES, words=1)
+    bitmask = torch.full((2, 1), -1, dtype=torch.int32)
+    guard.restrict(bitmask, 1, guard.pending_lead(lead_token))
+    assert _allowed(bitmask[1], len(PIECES)) == expected
+    assert _allowed(bitmask[0], len(PIECES)) == list(range(len(PIECES)))  # other rows untouched
+
+
+def test_a_plain_json_string_cannot_spell_an_encoded_surrogate(tiny_model_dir: Path) -> None:
+    """xgrammar alone lets ED then A0 through inside a JSON string; a row's
+    mask through StructuredOutputs does not, and still lets ED 80 through."""
+    tokenizer = load_tokenizer(tiny_model_dir)
+    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
+    token_bytes = vocabulary_bytes(info, len(tokenizer))
+    byte_token = {piece[0]: token for token, piece in enumerate(token_bytes) if len(piece) == 1}
+    lead, surrogate, fine = byte_token[0xED], byte_token[0xA0], byte_token[0x80]
+    grammar = xgr.GrammarCompiler(info).compile_json_schema('{"type": "string"}')
+
+    def matcher_after_lead() -> xgr.GrammarMatcher:
+        matcher = xgr.GrammarMatcher(grammar)
+        assert matcher.accept_string('"') and matcher.accept_token(lead)
+        return matcher
+
+    alone = xgr.allocate_token_bitmask(1, len(tokenizer))
+    matcher_after_lead().fill_next_token_bitmask(alone)
+    assert {surrogate, fine} <= set(_allowed(alone[0], len(tokenizer)))
+
+    outputs = StructuredOutputs(
+        None,  # type: ignore[arg-type]  # the grammar is compiled above
+        vocab_size=len(tokenizer),
+        eos_token_ids=[tokenizer.eos_token_id],
+        token_bytes=token_bytes,
+        encode=lambda text: [],
+        max_batch_size=2,
+        mask_threads=0,
+    )
+    outputs.fill_masks_async(
+        [None, matcher_after_lead()], [None, outputs.lead_after(lead)], first_row=0
+    ).result()
+    allowed = set(_allowed(outputs._bitmask[1], len(tokenizer)))
+    assert fine in allowed and surrogate not in allowed
+    assert allowed == set(_allowed(alone[0], len(tokenizer))) - {
+        token for token, piece in enumerate(token_bytes) if piece and 0xA0 <= piece[0] <= 0xBF
+    }
