@@ -60,9 +60,9 @@ class StructuredOutputs:
         self._encode = encode
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
         self._utf8 = Utf8Guard(token_bytes, words=self._bitmask.shape[1])
-        # Bitmask row -> the restricted UTF-8 lead byte its output ends in,
-        # for the rows of the fill in flight.
-        self._row_leads: dict[int, int] = {}
+        # Bitmask row -> the restricted UTF-8 lead byte its output ends in
+        # (None: none), as of the row's last fill; read by the filling thread.
+        self._row_leads: dict[int, int | None] = {}
         # For can_continue, on the engine thread (the batch's rows fill on others).
         self._probe_bitmask = xgr.allocate_token_bitmask(1, vocab_size)
         self._bit_shifts = torch.arange(32, dtype=torch.int32)
@@ -142,11 +142,7 @@ class StructuredOutputs:
             indices, rows, row_leads = (list(part) for part in zip(*constrained, strict=True))
             large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             self._biased_rows.difference_update(indices)
-            for index, lead in zip(indices, row_leads, strict=True):
-                if lead is None:
-                    self._row_leads.pop(index, None)
-                else:
-                    self._row_leads[index] = lead
+            self._row_leads.update(zip(indices, row_leads, strict=True))
             if self._mask_pool is not None and large and self._mask_threads == 1:
                 if self._row_bias is None:  # pages are touched only by rows in use
                     with torch.inference_mode(False):  # the pool thread writes it outside

@@ -58,16 +58,18 @@ class Utf8Guard:
     """Word masks of the tokens UTF-8 allows, overall and after each restricted lead byte."""
 
     def __init__(self, token_bytes: Sequence[bytes], words: int) -> None:
-        self._token_bytes = token_bytes
         allowed = np.ones(words * 32, dtype=bool)
-        for token, piece in enumerate(token_bytes):
-            if piece and _invalid_inside(piece):
-                allowed[token] = False
-        self.allowed = _words(allowed)
         first_bytes = np.full(words * 32, -1, dtype=np.int16)  # -1: no bytes
+        # The few tokens ending in a restricted lead byte, and that byte.
+        self._leads: dict[int, int] = {}
         for token, piece in enumerate(token_bytes):
-            if piece:
-                first_bytes[token] = piece[0]
+            if not piece:
+                continue
+            allowed[token] = not _invalid_inside(piece)
+            first_bytes[token] = piece[0]
+            if piece[-1] in SECOND_BYTE_RANGES:
+                self._leads[token] = piece[-1]
+        self.allowed = _words(allowed)
         self.allowed_after: dict[int, torch.Tensor] = {}
         for lead, (low, high) in SECOND_BYTE_RANGES.items():
             # A token with no bytes (end of sequence, a special token) is left
@@ -77,9 +79,9 @@ class Utf8Guard:
 
     def pending_lead(self, token: int) -> int | None:
         """The restricted lead byte the token ends in, if any: the next
-        token's first byte must then be in its range."""
-        piece = self._token_bytes[token] if token < len(self._token_bytes) else b""
-        return piece[-1] if piece and piece[-1] in SECOND_BYTE_RANGES else None
+        token's first byte must then be in its range (a lookup: this runs
+        for every token of every constrained row)."""
+        return self._leads.get(token)
 
     def restrict(self, bitmask: torch.Tensor, index: int, lead: int | None) -> None:
         """Clears row ``index``'s bits of tokens that would break UTF-8."""
