@@ -8,7 +8,7 @@ ordinary EBNF rules (rather than xgrammar's ``Regex("...")`` macro, whose
 0.2.8 regex reader does not know the ``\U`` escapes that output contains).
 
 The subset: ``|``; groups ``(?:...)``; quantifiers ``* + ? {m} {m,} {m,n}``;
-classes ``[...]`` of single characters and ``a-b`` ranges, never negated;
+classes ``[...]`` and ``[^...]`` of single characters and ``a-b`` ranges;
 ``\`` before a metacharacter; ``\uXXXX`` and ``\UXXXXXXXX``; any other
 character stands for itself. Anything else raises ``ValueError``: it would
 mean ``compile_regex`` changed its output, not that the user erred.
@@ -86,6 +86,8 @@ class _Reader:
 
     def char_class(self) -> CharSet:
         self.pos += 1
+        negated = self.peek() == "^"  # a member ``^`` is never first, even escaped
+        self.pos += negated
         ranges = []
         while self.peek() != "]":
             low = ord(self.character())
@@ -95,7 +97,7 @@ class _Reader:
                 high = ord(self.character())
             ranges.append((low, high))
         self.pos += 1
-        return CharSet(merge_ranges(ranges))
+        return CharSet(merge_ranges(ranges), negated)
 
     def character(self) -> str:
         char = self.peek()

@@ -14,6 +14,7 @@ import pytest
 import xgrammar as xgr
 
 from grammar_compiler import ConstraintError, compile_regex
+from grammar_compiler.cfg_tree import CharSet, Repeat
 from grammar_compiler.regex import (
     MAX_PATTERN_LENGTH,
     MAX_PATTERNS,
@@ -21,6 +22,7 @@ from grammar_compiler.regex import (
     could_still_match,
     matches,
 )
+from grammar_compiler.regex_tree import regex_tree
 
 _XGRAMMAR = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
 
@@ -135,8 +137,9 @@ def test_valid_pattern_means_the_same_in_xgrammar(
         ("(?a)\\d\\w", "(?:[0-9][0-9A-Z_a-z])"),
         ("a{,3}b{2,}c{5}d{1,2}?", "(?:a{0,3}b{2,}c{5}d{1,2})"),
         ("(?P<x>ab)*", "(?:(?:ab)*)"),
-        ("[^a]", "(?:[\\u0000-`b-\\uD7FF\\uE000-\\U0010FFFF])"),
-        (".", "(?:[\\u0000-\\u0009\\u000B-\\uD7FF\\uE000-\\U0010FFFF])"),
+        ("[^a]", "(?:[^a\\uD800-\\uDFFF])"),
+        (".", "(?:[^\\u000A\\uD800-\\uDFFF])"),
+        (".{0,129}", "(?:[\\u0000-\\u0009\\u000B-\\uD7FF\\uE000-\\U0010FFFF]{0,129})"),
         ("{", "(?:\\{)"),
         ("\\#\\ ", "(?:# )"),
     ],
@@ -433,3 +436,13 @@ def test_constraint_error_describe(kwargs: dict[str, int], text: str) -> None:
     assert str(error) == text
     assert isinstance(error, ValueError)
     assert error.message == "bad"
+
+
+def test_negated_classes_read_back_as_grammar_trees() -> None:
+    """Lark terminals become EBNF rules through ``regex_tree``: the negated
+    class ``compile_regex`` writes for ``[^a]`` must stay negated there."""
+    surrogates = (0xD800, 0xDFFF)
+    tree = regex_tree(compile_regex("[^a]+"))
+    assert tree == Repeat(CharSet(((ord("a"), ord("a")), surrogates), negated=True), 1, None)
+    caret_only = regex_tree(compile_regex("[^^]"))
+    assert caret_only == CharSet(((ord("^"), ord("^")), surrogates), negated=True)
