@@ -101,12 +101,11 @@ def test_every_character_in_a_class_matches_exactly_itself(syntax: Syntax, code:
 
 
 @pytest.mark.parametrize(("syntax", "code"), _cases())
-def test_every_character_missing_from_a_negated_class_is_refused(
-    syntax: Syntax, code: int
-) -> None:
+def test_every_character_missing_from_a_negated_class_is_refused(syntax: Syntax, code: int) -> None:
     """``[^...]`` is written for sets that miss only a few BMP characters (a
-    positive class where one beyond is missing); the missing one must be refused wherever it lands in the class (``^`` first
-    could read as a second negation), and everything else accepted."""
+    positive class where one beyond is missing); the missing one must be
+    refused wherever it lands among the members (``^`` first could read as a
+    second negation), and everything else accepted."""
     everything = ((0, sys.maxunicode),) if syntax is REGEX_SYNTAX else _STRING_BODY
     for partners in ((), (ord("^"),), (ord("!"), 0xE9)):
         if code in partners:
