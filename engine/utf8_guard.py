@@ -4,8 +4,10 @@ Why: xgrammar 0.2.8 checks the shape of every multi-byte character (a lead
 byte and its continuation bytes), but not the few second bytes that make a
 well-shaped sequence invalid. Its own JSON string (a schema's plain
 ``{"type": "string"}``, any JSON value) lets the bytes ED A0 80 through, an
-encoded surrogate that UTF-8 cannot hold; a negated class lets overlong
-forms through (E0 82 A4 for U+00A4). Probed with Llama 3's byte-level
+encoded surrogate that UTF-8 cannot hold; a negated class, which the
+grammar compiler writes for a string's characters because its masks fill
+far faster (``grammar_compiler/regex_emit.py``), lets overlong forms
+through (E0 82 A4 for U+00A4). Probed with Llama 3's byte-level
 vocabulary, token by token: those pass, while a lone continuation byte,
 C0 80, FF, or a character cut short by the closing quote are refused. A
 model that samples such bytes writes text that no decoder reads back.
