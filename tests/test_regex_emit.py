@@ -22,6 +22,8 @@ from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     REGEX_SYNTAX,
     SPLIT_OPEN_REPEAT_ABOVE,
+    WRITE_OUT_COUNT_LIMIT,
+    WRITE_OUT_TEXT_LIMIT,
     Alt,
     Chars,
     Repeat,
@@ -246,8 +248,8 @@ _A, _B = _one(ord("a")), _one(ord("b"))
     ("node", "written"),
     [
         (Repeat(_A, 20, None), "a{20}a*"),
-        (Repeat(Seq((_A, _B)), 17, None), "(?:ab){17}(?:ab)*"),
-        (Repeat(Alt((_A, _B)), 17, None), "(?:a|b){17}(?:a|b)*"),
+        (Repeat(Seq((_A, _B)), 200, None), "(?:ab){200}(?:ab)*"),
+        (Repeat(Alt((_A, _B)), 200, None), "(?:a|b){200}(?:a|b)*"),
         (Repeat(Repeat(_A, 0, 2), 20, None), "(?:a{0,2})*"),
         (Repeat(_A, SPLIT_OPEN_REPEAT_ABOVE, None), "a{16,}"),
     ],
@@ -258,9 +260,49 @@ def test_open_repeats_are_split_into_the_same_texts(
 ) -> None:
     assert emit(node, syntax) == written
     unit = "ab" if isinstance(node.item, Seq) else "a"
-    for count in (0, 15, 16, 17, 20, 40):
+    for count in (0, 15, 16, 17, 20, 40, node.low - 1, node.low, node.low + 1):
         expected = count >= node.low or length_bounds(node.item)[0] == 0
         assert _accepts(written, syntax, unit * count) == expected, count
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "written"),
+    [
+        (3, 3, "(?:ab)(?:ab)(?:ab)"),
+        (2, 4, "(?:ab)(?:ab)(?:ab){0,2}"),
+        (2, None, "(?:ab)(?:ab)(?:ab)*"),
+        (1, 3, "(?:ab){1,3}"),  # one required copy: nothing to write out
+        (WRITE_OUT_COUNT_LIMIT + 1, None, f"(?:ab){{{WRITE_OUT_COUNT_LIMIT + 1}}}(?:ab)*"),
+    ],
+)
+@pytest.mark.parametrize("syntax", [REGEX_SYNTAX, PATTERN_SYNTAX], ids=["regex", "pattern"])
+def test_required_copies_of_a_group_are_written_out(
+    low: int, high: int | None, written: str, syntax: Syntax
+) -> None:
+    """xgrammar fills masks inside written-out copies far faster than inside a
+    counted group (``WRITE_OUT_COUNT_LIMIT``); the texts stay the same."""
+    node = Repeat(Seq((_A, _B)), low, high)
+    assert emit(node, syntax) == written
+    for count in range(low + 3):
+        expected = count >= low and (high is None or count <= high)
+        assert _accepts(written, syntax, "ab" * count) == expected, count
+    assert not _accepts(written, syntax, "ab" * low + "a")
+
+
+def test_a_group_too_long_to_write_out_keeps_its_count() -> None:
+    long_group = Seq(tuple(_A for _ in range(WRITE_OUT_TEXT_LIMIT // 4 + 1)))
+    assert emit(Repeat(long_group, 5, 5), REGEX_SYNTAX).endswith("){5}")
+    assert emit(Repeat(Repeat(_A, 0, 2), 3, 3), REGEX_SYNTAX) == "(?:a{0,2}){3}"  # can be empty
+
+
+def test_written_out_copies_share_one_budget_per_regex() -> None:
+    """A pattern may hold many counted groups; together they write out at most
+    ``WRITE_OUT_TEXT_LIMIT`` characters, then the rest keep their counts."""
+    group = Repeat(Seq((_A, _B)), 100, 100)  # 600 characters written out
+    written = emit(Seq((group,) * 4), REGEX_SYNTAX)
+    assert written.count("{100}") == 4 - WRITE_OUT_TEXT_LIMIT // 600
+    assert _accepts(written, REGEX_SYNTAX, "ab" * 400)
+    assert not _accepts(written, REGEX_SYNTAX, "ab" * 399)
 
 
 def test_lengths_of_a_tree() -> None:
