@@ -34,12 +34,15 @@ from grammar_compiler.cfg_tree import (
     Text,
     reachable_rules,
 )
+from grammar_compiler.left_recursion import without_direct_left_recursion
 
 ROOT = "root"
 
 
 def write_ebnf(grammar: Grammar) -> str:
-    """The grammar as xgrammar EBNF with root rule ``root``, one rule per line."""
+    """The grammar as xgrammar EBNF with root rule ``root``, one rule per line
+    (direct left recursion as repetition: ``left_recursion``)."""
+    grammar = without_direct_left_recursion(grammar)
     order = reachable_rules(grammar)
     names = _rule_names(order)
     writer = _Writer(names)
