@@ -669,13 +669,13 @@ class Engine:
             return
         if matcher is not None:
             active.utf8_lead = self._structured.lead_after(token)
+        if logprob is not None:  # the end token too: it was sampled, and usage counts it
+            active.pending_logprobs.append(logprob)
         if token in self._runner.eos_token_ids and not active.request.params.ignore_eos:
             self._finish(
                 active, FinishReason.STOP, matched=matcher is None or matcher.is_completed()
             )
             return
-        if logprob is not None:
-            active.pending_logprobs.append(logprob)
         window = active.text.push(token, release=release)
         complete = matcher is not None and matcher.is_completed()
         stopped = active.stops is not None and active.stops.push(self._runner.token_bytes[token])

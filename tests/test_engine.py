@@ -594,6 +594,24 @@ def test_logprobs_report_the_chosen_token_and_the_model_distribution(
     assert final.cumulative_logprob == pytest.approx(sum(e.logprob for e in entries), abs=1e-3)
 
 
+def test_a_sampled_end_token_has_its_logprob_entry(engine: Engine, runner: ModelRunner) -> None:
+    """Usage counts the end token the model sampled, so logprobs report it too
+    (the API "will always return the logprob of the sampled token")."""
+    eos = runner.tokenizer.eos_token_id
+    sink = _submit(
+        engine,
+        runner,
+        "The quick brown",
+        SamplingParams(max_tokens=5, temperature=0, logprobs=1, logit_bias={eos: 100.0}),
+    )
+    assert sink.done.wait(30) and sink.error is None
+    entries = [entry for output in sink.outputs for entry in output.logprobs]
+    final = sink.outputs[-1]
+    assert final.finish_reason is FinishReason.STOP and final.tokens_generated == 1
+    assert [entry.token for entry in entries] == [eos]
+    assert final.cumulative_logprob == pytest.approx(entries[0].logprob)
+
+
 def test_echo_sends_the_prompt_with_its_logprobs(engine: Engine, runner: ModelRunner) -> None:
     prompt = "Hello there, world"
     ids = runner.tokenizer.encode(prompt)
@@ -891,7 +909,9 @@ def test_no_jump_forward_when_logprobs_are_asked_for(engine: Engine, runner: Mod
     )
     assert sink.done.wait(30)
     entries = [entry for output in sink.outputs for entry in output.logprobs]
-    assert len(entries) == sink.outputs[-1].tokens_generated - 1  # all but end-of-sequence
+    # Every token has its entry, forced ones included: none was jumped over.
+    assert len(entries) == sink.outputs[-1].tokens_generated
+    assert entries[-1].token in runner.eos_token_ids  # the end, which usage counts too
 
 
 def test_a_forced_token_the_matcher_refuses_ends_the_jump_there(
