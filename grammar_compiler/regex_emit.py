@@ -21,6 +21,9 @@ Writing that tree for xgrammar is one job, done here for both:
   (``x{10000,}``: 11 s, 3 GB), the latter in linear. The body is written
   twice, which cannot compound: the shortest-output limit allows at most
   three nested counts above 16.
+* A group's required copies (``(?:ab){3,}``) are written out, up to
+  ``WRITE_OUT_COUNT_LIMIT`` copies and ``WRITE_OUT_TEXT_LIMIT`` characters a
+  regex: xgrammar fills masks inside written-out copies far faster.
 
 xgrammar reads regexes in two places that differ (probed on 0.2.8), so the
 text is written for one of them (``Syntax``): ``Grammar.from_regex``, behind

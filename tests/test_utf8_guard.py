@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ import xgrammar as xgr
 
 from engine.model_runner import load_tokenizer, vocabulary_bytes
 from engine.structured_output import StructuredOutputs
-from engine.utf8_guard import Utf8Guard
+from engine.utf8_guard import SECOND_BYTE_RANGES, Utf8Guard
+from grammar_compiler import compile_json_schema
 
 PIECES = [
     b"a",  # 0
@@ -52,24 +54,38 @@ def test_after_a_restricted_lead_only_its_second_bytes_are_allowed(
     assert _allowed(bitmask[0], len(PIECES)) == list(range(len(PIECES)))  # other rows untouched
 
 
-def test_a_plain_json_string_cannot_spell_an_encoded_surrogate(tiny_model_dir: Path) -> None:
-    """xgrammar alone lets ED then A0 through inside a JSON string; a row's
-    mask through StructuredOutputs does not, and still lets ED 80 through."""
+@pytest.mark.parametrize(
+    ("schema", "lead", "invalid", "valid"),
+    [
+        # xgrammar's own JSON string: ED A0 would begin an encoded surrogate.
+        pytest.param({"type": "string"}, 0xED, 0xA0, 0x80, id="surrogate"),
+        # The project's maxLength string, a negated class: E0 80 would begin
+        # an overlong form (E0 80 A2 spells a quote).
+        pytest.param({"type": "string", "maxLength": 8}, 0xE0, 0x80, 0xA0, id="overlong"),
+    ],
+)
+def test_a_json_string_cannot_spell_invalid_utf8(
+    tiny_model_dir: Path, schema: dict, lead: int, invalid: int, valid: int
+) -> None:
+    """xgrammar alone lets the invalid second byte through after the lead
+    byte inside a JSON string; a row's mask through StructuredOutputs does
+    not, and still lets a valid one through."""
     tokenizer = load_tokenizer(tiny_model_dir)
     info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
     token_bytes = vocabulary_bytes(info, len(tokenizer))
     byte_token = {piece[0]: token for token, piece in enumerate(token_bytes) if len(piece) == 1}
-    lead, surrogate, fine = byte_token[0xED], byte_token[0xA0], byte_token[0x80]
-    grammar = xgr.GrammarCompiler(info).compile_json_schema('{"type": "string"}')
+    lead_token, refused, fine = byte_token[lead], byte_token[invalid], byte_token[valid]
+    value = compile_json_schema(json.dumps(schema)).value
+    grammar = xgr.GrammarCompiler(info).compile_json_schema(value, any_whitespace=False)
 
     def matcher_after_lead() -> xgr.GrammarMatcher:
         matcher = xgr.GrammarMatcher(grammar)
-        assert matcher.accept_string('"') and matcher.accept_token(lead)
+        assert matcher.accept_string('"') and matcher.accept_token(lead_token)
         return matcher
 
     alone = xgr.allocate_token_bitmask(1, len(tokenizer))
     matcher_after_lead().fill_next_token_bitmask(alone)
-    assert {surrogate, fine} <= set(_allowed(alone[0], len(tokenizer)))
+    assert {refused, fine} <= set(_allowed(alone[0], len(tokenizer)))
 
     outputs = StructuredOutputs(
         None,  # type: ignore[arg-type]  # the grammar is compiled above
@@ -81,10 +97,11 @@ def test_a_plain_json_string_cannot_spell_an_encoded_surrogate(tiny_model_dir: P
         mask_threads=0,
     )
     outputs.fill_masks_async(
-        [None, matcher_after_lead()], [None, outputs.lead_after(lead)], first_row=0
+        [None, matcher_after_lead()], [None, outputs.lead_after(lead_token)], first_row=0
     ).result()
     allowed = set(_allowed(outputs._bitmask[1], len(tokenizer)))
-    assert fine in allowed and surrogate not in allowed
+    assert fine in allowed and refused not in allowed
+    low, high = SECOND_BYTE_RANGES[lead]
     assert allowed == set(_allowed(alone[0], len(tokenizer))) - {
-        token for token, piece in enumerate(token_bytes) if piece and 0xA0 <= piece[0] <= 0xBF
+        token for token, piece in enumerate(token_bytes) if piece and not low <= piece[0] <= high
     }
