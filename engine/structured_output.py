@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -36,6 +37,17 @@ FORCED_TEXT_CACHE_SIZE = 4096
 # the fill (0.26 ms) outweighs the hand-off (~80 µs): inline up to 64 rows, a
 # c=32 JSON step spent 0.63 ms outside its parts, 0.36 ms with this limit.
 INLINE_FILL_LIMIT = 1 << 15
+
+# Beside a CPU forward (one mask thread), a fill predicted to take less than
+# this (rows x the recent fill time of a row) runs on the engine thread rather
+# than beside the forward: the two threads then contend for the GIL on every
+# operation of the forward. 128k bench model, c=16, the bench's regex (0.25
+# ms of fill a step): a step took 10.3-11.1 ms with the fill beside the
+# forward (forward 8.0-8.7 ms) and 8.5-8.8 ms inline (forward 6.1-6.3 ms).
+# Slow grammars (a ms a row) still fill beside it.
+SHARED_FILL_ABOVE_S = 1.5e-3
+# Weight of the latest fill in the recent fill time of a row.
+FILL_TIME_SMOOTHING = 0.2
 
 
 class StructuredOutputs:
@@ -63,6 +75,8 @@ class StructuredOutputs:
         # Bitmask row -> the restricted UTF-8 lead byte its output ends in
         # (None: none), as of the row's last fill; read by the filling thread.
         self._row_leads: dict[int, int | None] = {}
+        # Recent fill time of one row, in seconds (SHARED_FILL_ABOVE_S).
+        self._row_fill_s = 0.0
         # For can_continue, on the engine thread (the batch's rows fill on others).
         self._probe_bitmask = xgr.allocate_token_bitmask(1, vocab_size)
         self._bit_shifts = torch.arange(32, dtype=torch.int32)
@@ -143,7 +157,11 @@ class StructuredOutputs:
             large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             self._biased_rows.difference_update(indices)
             self._row_leads.update(zip(indices, row_leads, strict=True))
-            if self._mask_pool is not None and large and self._mask_threads == 1:
+            beside_cpu_forward = self._mask_pool is not None and self._mask_threads == 1
+            if beside_cpu_forward and large:
+                # Inline unless the fill is slow enough to pay for the contention.
+                large = len(rows) * self._row_fill_s >= SHARED_FILL_ABOVE_S
+            if beside_cpu_forward and large:
                 if self._row_bias is None:  # pages are touched only by rows in use
                     with torch.inference_mode(False):  # the pool thread writes it outside
                         self._row_bias = torch.empty(
@@ -160,7 +178,9 @@ class StructuredOutputs:
             if self._mask_pool is not None and (large or in_flight):
                 self._last_pooled_fill = self._mask_pool.submit(fill, rows, self._bitmask, indices)
                 return self._last_pooled_fill
+            started = time.perf_counter()
             fill(rows, self._bitmask, indices)
+            self._record_fill_time((time.perf_counter() - started) / len(rows))
         done: Future[None] = Future()
         done.set_result(None)
         return done
@@ -169,7 +189,9 @@ class StructuredOutputs:
         self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
     ) -> None:
         """One row of a shared fill: its bitmask row, then its bias row."""
+        started = time.perf_counter()
         self._fill_row(matcher, bitmask, index)
+        self._record_fill_time(time.perf_counter() - started)
         self._utf8.restrict(bitmask, index, self._row_leads.get(index))
         assert self._row_bias is not None
         torch.index_select(
@@ -179,6 +201,11 @@ class StructuredOutputs:
             out=self._row_bias[index].view(-1, 8),
         )
         self._biased_rows.add(index)
+
+    def _record_fill_time(self, row_seconds: float) -> None:
+        """Folds one fill's time per row into the recent figure (read and
+        written by whichever thread filled; a lost update only delays it)."""
+        self._row_fill_s += FILL_TIME_SMOOTHING * (row_seconds - self._row_fill_s)
 
     def _guarded_batch_fill(
         self, matchers: list[xgr.GrammarMatcher], bitmask: torch.Tensor, indices: list[int]

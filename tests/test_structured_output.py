@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
 import xgrammar as xgr
 
-from engine.structured_output import INLINE_FILL_LIMIT, StructuredOutputs
+from engine.shared_fill import SharedFill
+from engine.structured_output import (
+    FILL_TIME_SMOOTHING,
+    INLINE_FILL_LIMIT,
+    SHARED_FILL_ABOVE_S,
+    StructuredOutputs,
+)
 
 VOCAB = 32 * 40 + 13  # the last bitmask word is partly used
 
@@ -114,10 +121,36 @@ def test_a_small_fill_waits_behind_a_pooled_batch_fill_in_flight() -> None:
     assert small.done()  # nothing in flight: inline again
 
 
+def test_with_one_mask_thread_a_fill_goes_beside_the_forward_only_when_it_is_slow() -> None:
+    """Beside a CPU forward a fill thread contends with the forward for the
+    GIL: a fill predicted to be short (its rows x the recent time of a row)
+    runs inline, a long one is shared, and each fill updates the prediction."""
+    outputs = _two_row_pooling(mask_threads=1)
+    filled_on: list[str] = []
+
+    class _Recording:
+        def batch_fill_next_token_bitmask(self, matchers, bitmask, indices) -> None:
+            filled_on.append(threading.current_thread().name)
+            time.sleep(0.002)
+
+    outputs._batch_matcher = _Recording()  # type: ignore[assignment]
+    fill = outputs.fill_masks_async([object(), object()], [None, None], first_row=0)  # type: ignore[list-item]
+    assert fill.done() and filled_on == [threading.main_thread().name]
+    assert outputs._row_fill_s >= FILL_TIME_SMOOTHING * 0.001  # 2 ms over two rows
+
+    outputs._row_fill_s = SHARED_FILL_ABOVE_S
+    outputs._fill_row = lambda matcher, bitmask, index: None
+    shared = outputs.fill_masks_async([object(), object()], [None, None], first_row=0)  # type: ignore[list-item]
+    assert isinstance(shared, SharedFill)
+    shared.result(5)
+    assert len(filled_on) == 1  # the shared fill went row by row, not through the batch
+
+
 def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
     """A shared fill's rows are each filled once, some on the pool thread and
     the rest on the thread that asks for the result."""
     outputs = _two_row_pooling(mask_threads=1)
+    outputs._row_fill_s = SHARED_FILL_ABOVE_S  # recent rows filled slowly: worth sharing
     first_row_started, go_on = threading.Event(), threading.Event()
     filled: list[tuple[int, str]] = []
 
@@ -151,6 +184,7 @@ def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
     there, so masking is one addition; a row filled again another way (a
     small fill, inline) is masked from its new bitmask row, never its old bias."""
     outputs = _two_row_pooling(mask_threads=1)
+    outputs._row_fill_s = SHARED_FILL_ABOVE_S  # recent rows filled slowly: worth sharing
     vocab = outputs._vocab_size
     generator = torch.Generator().manual_seed(4)
     words = torch.randint(
