@@ -136,8 +136,10 @@ class StructuredOutputs:
         """Fills the bitmask rows of the constrained ``matchers`` (row
         ``first_row + i`` for the i-th, whose output ends as ``leads[i]``
         says): on other threads, overlapping the model's forward pass, when
-        the work is large enough to pay for the hand-off; at once on the
-        calling thread otherwise, or always when ``mask_threads`` is 0.
+        the work is large enough to pay for the hand-off (beside a CPU
+        forward: predicted from recent fills to take ``SHARED_FILL_ABOVE_S``);
+        at once on the calling thread otherwise, or always when
+        ``mask_threads`` is 0.
 
         Handing a few microseconds of work to a thread pool costs more than
         the work (~80 µs against 1.3 µs for one row of a 4k vocabulary);
