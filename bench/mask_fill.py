@@ -41,6 +41,15 @@ SCHEMAS = {"gpu": PERSON_SCHEMA, "peers": PEERS_SCHEMA, "tpot": USER_JSON_SCHEMA
 MAX_WALK_TOKENS = 200
 
 
+def compiler_and_guard(model_dir: Path) -> tuple[xgr.GrammarCompiler, Utf8Guard]:
+    """A compiler over the model's tokenizer, and the decoder's UTF-8 guard for it."""
+    tokenizer = load_tokenizer(model_dir)
+    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
+    words = xgr.allocate_token_bitmask(1, len(tokenizer)).shape[1]
+    guard = Utf8Guard(vocabulary_bytes(info, len(tokenizer)), words=words)
+    return xgr.GrammarCompiler(info, cache_enabled=False), guard
+
+
 def measure(
     compiler: xgr.GrammarCompiler, guard: Utf8Guard, schema: dict, walks: int, seed: int
 ) -> dict:
@@ -93,10 +102,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.positive_classes:
         regex_emit.NEGATED_COUNT_LIMIT = -1  # no count is small enough: never negated
-    tokenizer = load_tokenizer(args.model_dir)
-    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
-    compiler = xgr.GrammarCompiler(info, cache_enabled=False)
-    guard = Utf8Guard(vocabulary_bytes(info, len(tokenizer)), words=(len(tokenizer) + 31) // 32)
+    compiler, guard = compiler_and_guard(args.model_dir)
     results = {}
     for name, schema in SCHEMAS.items():
         results[name] = result = measure(compiler, guard, schema, args.walks, args.seed)

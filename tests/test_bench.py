@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import xgrammar as xgr
 
 from bench import stats
 from bench.load import split_among
-from bench.mask_fill import SCHEMAS, measure
+from bench.mask_fill import SCHEMAS, compiler_and_guard, measure
 from bench.plots import write_plots
 from bench.report import render_summary, write_json, write_summary
 from bench.targets import TARGETS, dig, evaluate
@@ -30,8 +29,6 @@ from bench.workload import (
     requests,
     with_nonce,
 )
-from engine.model_runner import load_tokenizer, vocabulary_bytes
-from engine.utf8_guard import Utf8Guard
 
 
 @pytest.mark.parametrize("q", [0, 1, 25, 50, 90, 99, 100])
@@ -270,10 +267,7 @@ def test_noise_meter_reports_every_measured_phase() -> None:
 def test_mask_fill_walks_every_bench_schema_to_its_end(tiny_model_dir: Path) -> None:
     """Each walk is a real xgrammar matcher over the tiny model's tokenizer,
     guarded as the decoder guards it; a dead end or a refused token raises."""
-    tokenizer = load_tokenizer(tiny_model_dir)
-    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
-    compiler = xgr.GrammarCompiler(info, cache_enabled=False)
-    guard = Utf8Guard(vocabulary_bytes(info, len(tokenizer)), words=(len(tokenizer) + 31) // 32)
+    compiler, guard = compiler_and_guard(tiny_model_dir)
     for schema in SCHEMAS.values():
         result = measure(compiler, guard, schema, walks=2, seed=0)
         assert result["fills"] >= 2 * 8  # every schema needs several tokens
