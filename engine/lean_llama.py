@@ -220,6 +220,7 @@ class LeanCausalLM:
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         qk_size, heads_shape = q_size + kv_size, (self.heads + self.kv_heads, self.head_dim)
         value_shape = (batch, tokens, self.kv_heads, self.head_dim)
+        mask = _stacked_mask(mask, self.heads // self.kv_heads, tokens, self.dtype)
         with self._attention_backends():
             for index, layer in enumerate(self.layers):
                 normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
@@ -391,6 +392,28 @@ def _rotate(states: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -
     return torch.addcmul(states * cos, rolled, signed_sin)
 
 
+def _stacked_mask(
+    mask: torch.Tensor | None, groups: int, tokens: int, dtype: torch.dtype
+) -> torch.Tensor | None:
+    """A step's boolean mask as every layer's attention takes it: tiled over
+    the query groups (``_grouped_attention`` stacks them) and additive (0 or
+    -inf, in the model's dtype), made once a step instead of once a layer.
+
+    Why: SDPA turns a boolean mask into an additive one on every call, and
+    the tiling was a copy per layer too. A step with jump-forward tokens (the
+    usual constrained step; one query row otherwise needs no mask) took
+    60-130 µs less (demo model, one request, forward timed step by step with
+    the old and new mask drawn at random: 3 new tokens 1.58 -> 1.52 ms,
+    4 tokens 1.73 -> 1.65).
+    """
+    if mask is None:
+        return None
+    if groups > 1 and tokens > 1:
+        mask = mask.repeat(1, 1, groups, 1)
+    additive = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
+    return additive.masked_fill_(mask.logical_not(), float("-inf"))
+
+
 def _grouped_attention(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None
 ) -> torch.Tensor:
@@ -401,7 +424,8 @@ def _grouped_attention(
     key/value head once per query head; stacked, it is read once per group.
     Measured on one CPU core, 8 rows x 300 cached positions, one new token:
     32/8 heads 666 -> 421 µs, the demo's 4/2 heads 95 -> 86 µs. The mask is the
-    same for every head of a row, so it is tiled over the groups.
+    same for every head of a row: ``mask`` comes tiled over the groups
+    (``_stacked_mask``).
     """
     batch, heads, tokens, head_dim = query.shape
     kv_heads = key.shape[1]
@@ -409,7 +433,5 @@ def _grouped_attention(
         return F.scaled_dot_product_attention(query, key, value, attn_mask=mask)
     groups = heads // kv_heads
     stacked = query.reshape(batch, kv_heads, groups * tokens, head_dim)
-    if mask is not None and tokens > 1:
-        mask = mask.repeat(1, 1, groups, 1)
     attended = F.scaled_dot_product_attention(stacked, key, value, attn_mask=mask)
     return attended.reshape(batch, heads, tokens, head_dim)
