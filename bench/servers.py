@@ -6,6 +6,7 @@ by id) and are stopped when the ``with`` block ends, whatever ended it.
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 from collections.abc import Iterator
@@ -40,16 +41,25 @@ def _signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def _code_from(repo_root: Path) -> dict[str, str]:
+    """The environment that makes both servers (and Triton's Python stubs) run
+    ``repo_root``'s code, whichever tree the project is installed from."""
+    inherited = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(repo_root.resolve()), inherited]))}
+
+
 @contextmanager
-def served_stack(model_dir: Path, log_dir: Path) -> Iterator[Stack]:
-    """Start both servers (logs under `log_dir`), yield them, always stop them."""
+def served_stack(model_dir: Path, log_dir: Path, *, repo_root: Path = REPO_ROOT) -> Iterator[Stack]:
+    """Start both servers on ``repo_root``'s code and model repository (logs
+    under `log_dir`), yield them, always stop them."""
     log_dir.mkdir(parents=True, exist_ok=True)
     api_key = f"bench-{secrets.token_hex(8)}"
+    code = _code_from(repo_root)
     stack = ExitStack()
     try:
         triton = TritonServer(
-            MODEL_REPOSITORY,
-            env={"CT_MODEL_DIR": str(model_dir.resolve())},
+            repo_root / "model_repository",
+            env={"CT_MODEL_DIR": str(model_dir.resolve()), **code},
             log_file=log_dir / "tritonserver.log",
             startup_timeout=600.0,  # a large model loads slowly on a busy CPU
         )
@@ -59,7 +69,9 @@ def served_stack(model_dir: Path, log_dir: Path) -> Iterator[Stack]:
                 "CT_TRITON_URL": triton.grpc_url,
                 "CT_API_KEYS": api_key,
                 "CT_MODEL_DIR": str(model_dir.resolve()),
+                **code,
             },
+            cwd=repo_root,
             log_file=log_dir / "frontend.log",
         )
         stack.enter_context(frontend)

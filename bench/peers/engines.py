@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.peers import install
-from bench.servers import served_stack
+from bench.servers import REPO_ROOT, served_stack
 from triton_runtime import ManagedProcess, free_port
 
 HOST = "127.0.0.1"
@@ -50,10 +50,13 @@ def _openai_json(schema: dict) -> dict:
 
 
 @contextmanager
-def this_service(model_dir: Path, log_dir: Path, slots: int) -> Iterator[Endpoint]:
-    """tritonserver + the frontend, as ``scripts/serve.sh`` runs them; ``slots`` is
-    unused: the decoder's batch limit is its config's ``max_running_requests`` (64)."""
-    with served_stack(model_dir, log_dir) as stack:
+def this_service(
+    model_dir: Path, log_dir: Path, slots: int, *, repo_root: Path = REPO_ROOT
+) -> Iterator[Endpoint]:
+    """tritonserver + the frontend, as ``scripts/serve.sh`` runs them, on
+    ``repo_root``'s code; ``slots`` is unused: the decoder's batch limit is
+    its config's ``max_running_requests`` (64)."""
+    with served_stack(model_dir, log_dir, repo_root=repo_root) as stack:
         yield Endpoint(
             base_url=stack.frontend.url,
             model="default",
