@@ -554,7 +554,12 @@ def test_streaming_client_disconnect_cancels_the_generation(service: Service) ->
 def test_non_streaming_client_disconnect_cancels_the_generation(service: Service) -> None:
     from .test_ensemble_direct import CANCELLED, _metric, _wait_for_metric_above
 
-    running = 'ct_decoder_requests{state="running"}'
+    # Triton counts a decoder request once its execute() has queued it for the
+    # engine. The running gauge could not say so: a request an earlier test
+    # left running already held it above zero, and the client then left
+    # before its own request reached Triton at all (seen once in a full run).
+    received = 'nv_inference_count{model="constrained_decoder",version="1"}'
+    received_before = _metric(service.triton, received)
     before = _metric(service.triton, CANCELLED)
     body = json.dumps(
         {"model": "default", "prompt": "Long", "max_tokens": 2000, "ignore_eos": True, "n": 2}
@@ -566,6 +571,6 @@ def test_non_streaming_client_disconnect_cancels_the_generation(service: Service
     ).encode()
     with socket.create_connection(("127.0.0.1", service.frontend.port), timeout=60) as client:
         client.sendall(head + body)
-        # Leave only once the generation is running in the decoder.
-        assert _wait_for_metric_above(service.triton, running, 0.0) > 0
+        # Leave only once the generation is in the decoder.
+        assert _wait_for_metric_above(service.triton, received, received_before) > received_before
     assert _wait_for_metric_above(service.triton, CANCELLED, before) > before
