@@ -156,13 +156,10 @@ class StructuredOutputs:
         ]
         if constrained:
             indices, rows, row_leads = (list(part) for part in zip(*constrained, strict=True))
-            large = len(rows) * self._vocab_size >= INLINE_FILL_LIMIT
             self._biased_rows.difference_update(indices)
             self._row_leads.update(zip(indices, row_leads, strict=True))
             beside_cpu_forward = self._mask_pool is not None and self._mask_threads == 1
-            if beside_cpu_forward and large:
-                # Inline unless the fill is slow enough to pay for the contention.
-                large = len(rows) * self._row_fill_s >= SHARED_FILL_ABOVE_S
+            large = self._worth_a_thread(len(rows), beside_cpu_forward)
             if beside_cpu_forward and large:
                 if self._row_bias is None:  # pages are touched only by rows in use
                     with torch.inference_mode(False):  # the pool thread writes it outside
@@ -186,6 +183,15 @@ class StructuredOutputs:
         done: Future[None] = Future()
         done.set_result(None)
         return done
+
+    def _worth_a_thread(self, rows: int, beside_cpu_forward: bool) -> bool:
+        """Whether filling ``rows`` rows pays for a hand-off to another thread:
+        enough vocabulary to fill, and beside a CPU forward (where the two
+        threads contend for the GIL) a fill predicted to take
+        ``SHARED_FILL_ABOVE_S``."""
+        if rows * self._vocab_size < INLINE_FILL_LIMIT:
+            return False
+        return not beside_cpu_forward or rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
 
     def _fill_and_spread_row(
         self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
