@@ -53,6 +53,9 @@ CANCELLATION_MEMORY_S = 60.0
 # The watcher thread's shortest pause between rounds (a 0 s poll interval
 # means "as often as sensible", not a busy loop).
 MIN_WATCH_INTERVAL_S = 0.005
+# With every running row waiting for its slow-lane mask, the loop waits for
+# one at most this long before it looks for new requests and cancellations.
+PARKED_WAIT_S = 0.005
 
 
 @dataclass
@@ -115,6 +118,8 @@ class _Active:
     # A constrained row's output ends in a UTF-8 lead byte that restricts the
     # next byte (``StructuredOutputs.lead_after``).
     utf8_lead: int | None = None
+    # Its next-token logits, while its mask fills in the slow lane (``engine/slow_lane.py``).
+    parked_logits: torch.Tensor | None = None
     # The state's request, kept at hand: read several times per row per step.
     request: GenerationRequest = field(init=False)
 
@@ -246,6 +251,10 @@ class Engine:
         while not self._stopping.is_set():
             idle = not self._waiting and not self._running and not self._prefilling
             try:
+                if not idle and self._only_parked_rows():
+                    self._structured.wait_for_slow_masks(
+                        [active.matcher for active in self._running], PARKED_WAIT_S
+                    )
                 self._drain_inbox(block=idle)
                 self.step()
             except Exception:  # keep serving: fail this batch, never the process
@@ -345,12 +354,11 @@ class Engine:
 
     def step(self) -> None:
         """One iteration: admit, prefill, decode, mask, sample, emit; its
-        time and the model's share of it go to the metrics (an iteration with
-        nothing to run is not a step)."""
+        time and the model's share of it go to the metrics (an iteration that
+        neither ran the model nor sampled is not a step)."""
         started = time.perf_counter()
         self._model_seconds = 0.0
-        self._step()
-        if self._stepping:
+        if self._step():
             self._metrics.step_finished(time.perf_counter() - started, self._model_seconds)
 
     def _timed_model_call(self, call, *args, **kwargs):
@@ -363,15 +371,16 @@ class Engine:
             self._model_seconds += time.perf_counter() - started
 
     @torch.inference_mode()
-    def _step(self) -> None:
+    def _step(self) -> bool:
         """Under inference mode, so the forward's (inference) logits can be
-        masked and sampled in place."""
+        masked and sampled in place. Whether it ran the model or sampled."""
         self._poll_cancellations()
         self._prefilling.extend(self._admit())
         self._stepping = self._running + [a for p in self._prefilling for a in p.choices]
         if not self._stepping:
-            return
+            return False
         self._structured.reserve_rows(len(self._stepping))
+        resumed = self._resume_parked()
         feeds, ready = self._decode_feeds()
         sampling = [active for active, done in zip(self._running, ready, strict=True) if done]
         # The sampling rows' matchers already know their state: their masks are
@@ -383,7 +392,7 @@ class Engine:
         # Joined into one batch, every step with a prompt copied the whole
         # [rows, vocabulary] buffer (16 MB at 32 rows of 128k, ~1 ms a step).
         groups: list[tuple[torch.Tensor, list[_Active], int]] = []
-        if self._running:
+        if any(feeds):  # (none when every row waits for its slow-lane mask)
             # Rows still being fed forced tokens sample nothing: no logits for them.
             every = len(sampling) == len(self._running)
             logits_rows = None if every else [i for i, done in enumerate(ready) if done]
@@ -394,11 +403,22 @@ class Engine:
         if admitted:
             groups.append((torch.cat(prefilled), admitted, len(sampling)))
         batch_rows = self._running + admitted
-        rows = sampling + admitted
-        if not rows:  # only prompt chunks or fed-in forced tokens ran this step
-            return
+        if not sampling and not admitted and not resumed:
+            # Only prompt chunks or fed-in forced tokens ran this step.
+            return bool(self._model_seconds)
         self._fill_masks_async(admitted, first_row=len(sampling)).result()
         masks.result()
+        if self._structured.has_slow_rows:
+            groups = [self._park_slow_rows(*group) for group in groups]
+        self._sample_and_advance(groups)
+        order = self._batch.keep([i for i, active in enumerate(batch_rows) if not active.finished])
+        self._running = [batch_rows[i] for i in order]
+        self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
+        return True
+
+    def _sample_and_advance(self, groups: list[tuple[torch.Tensor, list[_Active], int]]) -> None:
+        """Samples each group's rows from its logits (masked by bitmask rows
+        from the group's first row on) and applies the tokens."""
         tokens: list[int] = []
         logprobs: dict[int, TokenLogprob] = {}
         for group_logits, group_rows, first_row in groups:
@@ -411,14 +431,60 @@ class Engine:
             group_tokens = self._sample(logits, group_rows, first_row)
             logprobs.update(self._logprobs(raw_logits, group_rows, group_tokens))
             tokens += group_tokens
+        rows = [active for _, group_rows, _ in groups for active in group_rows]
         for active, token in zip(rows, tokens, strict=True):
             active.next_input = []
             self._advance(active, token, logprobs.get(id(active)))
             if self._may_jump_forward(active):
                 self._jump_forward(active)
-        order = self._batch.keep([i for i, active in enumerate(batch_rows) if not active.finished])
-        self._running = [batch_rows[i] for i in order]
-        self._metrics.batch_state(waiting=len(self._waiting), running=len(self._running))
+
+    def _park_slow_rows(
+        self, logits: torch.Tensor, rows: list[_Active], first_row: int
+    ) -> tuple[torch.Tensor, list[_Active], int]:
+        """The group without its rows whose masks fill in the slow lane: they
+        keep their logits and are sampled once their masks are ready
+        (``_resume_parked``)."""
+        kept = [
+            i
+            for i, active in enumerate(rows)
+            if not self._structured.slow_fill_started(active.matcher)
+        ]
+        if len(kept) == len(rows):
+            return logits, rows, first_row
+        for i in sorted(set(range(len(rows))) - set(kept)):
+            rows[i].parked_logits = logits[i].clone()
+        self._structured.keep_rows(first_row, kept)
+        at = torch.tensor(kept, dtype=torch.long, device=logits.device)
+        return logits.index_select(0, at), [rows[i] for i in kept], first_row
+
+    def _resume_parked(self) -> list[_Active]:
+        """Samples the parked rows whose slow-lane masks are ready, from the
+        logits they kept: their tokens join this step's forward."""
+        if not self._structured.has_slow_rows:
+            return []
+        ready = [
+            active
+            for active in self._running
+            if active.parked_logits is not None and self._structured.slow_mask_ready(active.matcher)
+        ]
+        if not ready:
+            return []
+        self._structured.place_slow_masks([active.matcher for active in ready], first_row=0)
+        logits = torch.stack([active.parked_logits for active in ready])
+        for active in ready:
+            active.parked_logits = None
+        self._sample_and_advance([(logits, ready, 0)])
+        return ready
+
+    def _only_parked_rows(self) -> bool:
+        """Whether every running row waits for its slow-lane mask and nothing
+        else is to be done: the loop then waits for a mask rather than spin."""
+        return (
+            self._structured.has_slow_rows
+            and not self._waiting
+            and not self._prefilling
+            and all(active.parked_logits is not None for active in self._running)
+        )
 
     def _decode_feeds(self) -> tuple[list[list[int]], list[bool]]:
         """Each running row's tokens for this step's forward, and whether the
@@ -434,6 +500,11 @@ class Engine:
         share = max(1, self._decode_width_tokens // max(1, len(self._running)))
         feeds, ready = [], []
         for active in self._running:
+            if active.finished or active.parked_logits is not None:
+                # Waits for its slow-lane mask, or ended as it resumed this step.
+                feeds.append([])
+                ready.append(False)
+                continue
             feeds.append(active.next_input[:share])
             active.next_input = active.next_input[share:]
             ready.append(not active.next_input)

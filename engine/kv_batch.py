@@ -302,19 +302,22 @@ class RunningBatch:
         vocab]`` for the rows in ``logits_rows`` (all when None), in that order.
 
         A row usually brings one token (the last sampled); after a jump-forward
-        it brings several. Shorter rows are left-padded within the step with
-        masked positions, so every row's last position is real.
+        it brings several, and one waiting for its token mask brings none.
+        Shorter rows are left-padded within the step with masked positions, so
+        every row's last position is real, or (no tokens) all of them are
+        padding, attending to the row's own past.
         """
         wanted = None if logits_rows is None else torch.tensor(logits_rows, dtype=torch.long)
-        lengths = torch.tensor([len(tokens) for tokens in next_tokens], dtype=torch.long)
-        width = int(lengths.max())
+        counts = [len(tokens) for tokens in next_tokens]
+        lengths = torch.tensor(counts, dtype=torch.long)
+        width = max(counts)
         graphs = getattr(model, "decode_graphs", None)
         buckets = None
         if graphs is not None and self._all_slot_layers():
             buckets = graphs.bucket(self._rows, width)
         if buckets is not None:
             width = buckets[1]
-        if width == 1:
+        if width == 1 and min(counts) == 1:
             ids = torch.tensor(next_tokens, dtype=torch.long)
             new_mask: torch.Tensor | int = 1
             positions = self._positions.unsqueeze(1)

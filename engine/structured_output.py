@@ -24,6 +24,7 @@ import xgrammar as xgr
 from engine.grammar_cache import GrammarCache
 from engine.params import Constraint
 from engine.shared_fill import FillRow, SharedFill, fill_row
+from engine.slow_lane import SLOW_ROW_FILL_S, SlowLane
 from engine.utf8_guard import Utf8Guard
 
 # Forced strings (JSON keys, literals) recur across requests; their
@@ -48,6 +49,11 @@ INLINE_FILL_LIMIT = 1 << 15
 SHARED_FILL_ABOVE_S = 1.5e-3
 # Weight of the latest fill in the recent fill time of a row.
 FILL_TIME_SMOOTHING = 0.2
+# A batch fill that took SLOW_ROW_FILL_S tells no row's time; the next one
+# then fills row by row, timing each (``engine/slow_lane.py``). If none was
+# slow, this many batch fills pass before the next such probe: many rows of a
+# large vocabulary add up to the bar with none of them slow.
+FILLS_BETWEEN_PROBES = 64
 
 
 class StructuredOutputs:
@@ -104,6 +110,10 @@ class StructuredOutputs:
         # matches their bitmask row.
         self._row_bias: torch.Tensor | None = None
         self._biased_rows: set[int] = set()
+        self._slow = SlowLane(vocab_size, self._utf8.restrict)
+        # Batch fills until the next may be filled row by row to find a slow row.
+        self._fills_until_probe = 0
+        self._probe_next_fill = False
 
     def compile(self, constraint: Constraint) -> Future[xgr.CompiledGrammar]:
         """A future of the compiled grammar (cached by the constraint)."""
@@ -154,6 +164,8 @@ class StructuredOutputs:
             for i, (matcher, lead) in enumerate(zip(matchers, leads, strict=True))
             if matcher is not None
         ]
+        if self._slow:  # rows of the slow lane fill there, into masks of their own
+            constrained = [row for row in constrained if not self._slow.try_start(*row[1:])]
         if constrained:
             indices, rows, row_leads = (list(part) for part in zip(*constrained, strict=True))
             self._biased_rows.difference_update(indices)
@@ -177,9 +189,7 @@ class StructuredOutputs:
             if self._mask_pool is not None and (large or in_flight):
                 self._last_pooled_fill = self._mask_pool.submit(fill, rows, self._bitmask, indices)
                 return self._last_pooled_fill
-            started = time.perf_counter()
             fill(rows, self._bitmask, indices)
-            self._record_fill_time((time.perf_counter() - started) / len(rows))
         done: Future[None] = Future()
         done.set_result(None)
         return done
@@ -197,9 +207,7 @@ class StructuredOutputs:
         self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
     ) -> None:
         """One row of a shared fill: its bitmask row, then its bias row."""
-        started = time.perf_counter()
-        self._fill_row(matcher, bitmask, index)
-        self._record_fill_time(time.perf_counter() - started)
+        self._timed_row_fill(matcher, bitmask, index)
         self._utf8.restrict(bitmask, index, self._row_leads.get(index))
         assert self._row_bias is not None
         torch.index_select(
@@ -215,12 +223,70 @@ class StructuredOutputs:
         written by whichever thread filled; a lost update only delays it)."""
         self._row_fill_s += FILL_TIME_SMOOTHING * (row_seconds - self._row_fill_s)
 
+    def _timed_row_fill(
+        self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
+    ) -> None:
+        """Fills one row, which leaves for the slow lane if it was slow."""
+        started = time.perf_counter()
+        self._fill_row(matcher, bitmask, index)
+        seconds = time.perf_counter() - started
+        self._record_fill_time(seconds)
+        if seconds >= SLOW_ROW_FILL_S:
+            self._slow.flag(matcher)
+
     def _guarded_batch_fill(
         self, matchers: list[xgr.GrammarMatcher], bitmask: torch.Tensor, indices: list[int]
     ) -> None:
-        self._batch_matcher.batch_fill_next_token_bitmask(matchers, bitmask, indices)
+        """The rows through xgrammar's batch call, or one by one, timed, when
+        the last batch call was slow enough to hide a slow row."""
+        if self._probe_next_fill:
+            self._probe_next_fill = False
+            self._fills_until_probe = FILLS_BETWEEN_PROBES
+            for matcher, index in zip(matchers, indices, strict=True):
+                self._timed_row_fill(matcher, bitmask, index)
+        else:
+            started = time.perf_counter()
+            self._batch_matcher.batch_fill_next_token_bitmask(matchers, bitmask, indices)
+            seconds = time.perf_counter() - started
+            self._record_fill_time(seconds / len(matchers))
+            self._fills_until_probe -= 1
+            if seconds >= SLOW_ROW_FILL_S:
+                if len(matchers) == 1:
+                    self._slow.flag(matchers[0])
+                elif self._fills_until_probe <= 0:
+                    self._probe_next_fill = True
         for index in indices:
             self._utf8.restrict(bitmask, index, self._row_leads.get(index))
+
+    @property
+    def has_slow_rows(self) -> bool:
+        """Whether any row fills in the slow lane (else none is ever parked)."""
+        return bool(self._slow)
+
+    def slow_fill_started(self, matcher: xgr.GrammarMatcher | None) -> bool:
+        """Whether this row's mask is filled in the slow lane this step: it
+        is sampled once that is ready (``place_slow_masks``), not with the batch."""
+        return self._slow.started(matcher)
+
+    def slow_mask_ready(self, matcher: xgr.GrammarMatcher) -> bool:
+        return self._slow.ready(matcher)
+
+    def wait_for_slow_masks(self, matchers: Sequence[xgr.GrammarMatcher], timeout_s: float) -> None:
+        """Blocks until one of these rows' slow-lane masks is ready, at most ``timeout_s``."""
+        self._slow.wait(matchers, timeout_s)
+
+    def place_slow_masks(self, matchers: Sequence[xgr.GrammarMatcher], *, first_row: int) -> None:
+        """Puts ready slow-lane masks at bitmask rows ``first_row`` on, for ``apply_masks``."""
+        for offset, matcher in enumerate(matchers):
+            self._slow.place(matcher, self._bitmask, first_row + offset)
+            self._biased_rows.discard(first_row + offset)
+
+    def keep_rows(self, first_row: int, kept: list[int]) -> None:
+        """Moves bitmask rows ``first_row + kept[j]`` to ``first_row + j``:
+        a group's rows after some left it to wait for the slow lane."""
+        at = torch.tensor(kept, dtype=torch.long) + first_row
+        self._bitmask[first_row : first_row + len(kept)] = self._bitmask[at]
+        self._biased_rows.difference_update(range(first_row, first_row + len(kept)))
 
     def apply_masks(
         self, logits: torch.Tensor, constrained_rows: list[int], *, first_row: int = 0
@@ -326,5 +392,6 @@ class StructuredOutputs:
 
     def shutdown(self) -> None:
         self._grammars.shutdown()
+        self._slow.shutdown()
         if self._mask_pool is not None:
             self._mask_pool.shutdown(wait=False)

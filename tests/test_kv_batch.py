@@ -65,7 +65,8 @@ class Rows:
         return order
 
     def step(self, widths: list[int] | None = None) -> None:
-        """Feeds every row new tokens; checks each row against its sequence alone."""
+        """Feeds every row new tokens (``widths[row]`` of them, none for a row
+        that waits this step); checks each fed row against its sequence alone."""
         widths = widths or [1] * len(self.sequences)
         feeds = [
             [self.generator.randrange(3, self.runner.vocab_size) for _ in range(width)]
@@ -73,6 +74,8 @@ class Rows:
         ]
         logits = self.runner.decode(self.batch, feeds)
         for row, feed in enumerate(feeds):
+            if not feed:
+                continue
             self.sequences[row] += feed
             alone, _ = self.runner.prefill(self.sequences[row])
             torch.testing.assert_close(logits[row], alone, atol=TOLERANCE, rtol=TOLERANCE)
@@ -92,6 +95,20 @@ def test_a_leaving_row_is_replaced_by_a_last_row_and_the_order_says_so(
     rows.step()
     assert rows.leave(0, 3) == [2, 1]  # both holes below the new length: one mover
     rows.step([3, 1])
+
+
+def test_rows_fed_nothing_for_some_steps_keep_every_rows_logits(runner: ModelRunner) -> None:
+    """A row waiting for its slow-lane mask is fed nothing while the others
+    step (``engine/slow_lane.py``): its step positions are padding, and
+    neither it nor any other row sees a difference afterwards."""
+    rows = Rows(runner)
+    rows.join(4, 9, 2)
+    rows.step([1, 0, 1])
+    rows.step([0, 0, 2])
+    rows.step([1, 1, 1])
+    rows.step([0, 3, 0])
+    rows.leave(0)
+    rows.step([1, 1])
 
 
 def test_more_rows_leaving_at_once_than_are_copied_one_by_one(runner: ModelRunner) -> None:

@@ -20,6 +20,10 @@ from engine.structured_output import (
 VOCAB = 32 * 40 + 13  # the last bitmask word is partly used
 
 
+class _Row:
+    """Stands for a matcher where the fill is faked (a slow one is referred to weakly)."""
+
+
 def _outputs(rows: int) -> StructuredOutputs:
     return StructuredOutputs(
         None,  # type: ignore[arg-type]  # no grammar is compiled here
@@ -109,15 +113,15 @@ def test_a_small_fill_waits_behind_a_pooled_batch_fill_in_flight() -> None:
     pool) may still be going: never both at once."""
     outputs = _two_row_pooling(mask_threads=2)
     fake = outputs._batch_matcher = _OneAtATimeMatcher()  # type: ignore[assignment]
-    running = outputs.fill_masks_async([object(), object()], [None, None], first_row=0)  # type: ignore[list-item]
-    admitted = outputs.fill_masks_async([object()], [None], first_row=2)  # type: ignore[list-item]
+    running = outputs.fill_masks_async([_Row(), _Row()], [None, None], first_row=0)  # type: ignore[list-item]
+    admitted = outputs.fill_masks_async([_Row()], [None], first_row=2)  # type: ignore[list-item]
     assert not admitted.done()  # queued, not run beside the first
     fake.release.set()
     running.result(5)
     admitted.result(5)
     assert fake.most_inside == 1
     assert fake.fills == [[0, 1], [2]]
-    small = outputs.fill_masks_async([object()], [None], first_row=0)  # type: ignore[list-item]
+    small = outputs.fill_masks_async([_Row()], [None], first_row=0)  # type: ignore[list-item]
     assert small.done()  # nothing in flight: inline again
 
 
@@ -134,13 +138,13 @@ def test_with_one_mask_thread_a_fill_goes_beside_the_forward_only_when_it_is_slo
             time.sleep(0.002)
 
     outputs._batch_matcher = _Recording()  # type: ignore[assignment]
-    fill = outputs.fill_masks_async([object(), object()], [None, None], first_row=0)  # type: ignore[list-item]
+    fill = outputs.fill_masks_async([_Row(), _Row()], [None, None], first_row=0)  # type: ignore[list-item]
     assert fill.done() and filled_on == [threading.main_thread().name]
     assert outputs._row_fill_s >= FILL_TIME_SMOOTHING * 0.001  # 2 ms over two rows
 
     outputs._row_fill_s = SHARED_FILL_ABOVE_S
     outputs._fill_row = lambda matcher, bitmask, index: None
-    shared = outputs.fill_masks_async([object(), object()], [None, None], first_row=0)  # type: ignore[list-item]
+    shared = outputs.fill_masks_async([_Row(), _Row()], [None, None], first_row=0)  # type: ignore[list-item]
     assert isinstance(shared, SharedFill)
     shared.result(5)
     assert len(filled_on) == 1  # the shared fill went row by row, not through the batch
@@ -161,7 +165,7 @@ def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
         filled.append((index, threading.current_thread().name))
 
     outputs._fill_row = slow_row
-    rows = [object() for _ in range(6)]
+    rows = [_Row() for _ in range(6)]
     outputs.reserve_rows(7)  # as the engine does for a step's rows
     fill = outputs.fill_masks_async(rows, [None] * len(rows), first_row=1)  # type: ignore[arg-type]
     assert first_row_started.wait(5)
@@ -196,7 +200,7 @@ def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
 
     outputs._fill_row = fill_row
     with torch.inference_mode():  # as the engine's step runs; the pool thread does not
-        fill = outputs.fill_masks_async([object(), None, object()], [None] * 3, first_row=1)  # type: ignore[list-item]
+        fill = outputs.fill_masks_async([_Row(), None, _Row()], [None] * 3, first_row=1)  # type: ignore[list-item]
     fill.result(5)
     assert outputs._biased_rows == {1, 3}
     logits = torch.randn(3, vocab, generator=generator).to(dtype)
@@ -212,7 +216,7 @@ def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
             bitmask[indices[0]] = ~words[indices[0]]
 
     outputs._batch_matcher = _Inverts()  # type: ignore[assignment]
-    assert outputs.fill_masks_async([object()], [None], first_row=1).done()  # type: ignore[list-item]
+    assert outputs.fill_masks_async([_Row()], [None], first_row=1).done()  # type: ignore[list-item]
     assert outputs._biased_rows == {3}
     logits = torch.randn(1, vocab, generator=generator).to(dtype)
     expected = logits.clone()
