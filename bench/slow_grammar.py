@@ -29,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+import torch
+
 from bench.peers.workload import MAX_TOKENS, SCHEMA
 from bench.report import print_and_save
 from bench.workload import PROMPTS
@@ -37,6 +39,7 @@ from engine.grammar_cache import GrammarCache
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import GenerationRequest, StepOutput
+from engine.settings import forward_threads
 from grammar_compiler import compile_json_schema, compile_regex
 
 SLOW_REGEX = r"([a-z]+ ?)+"
@@ -130,6 +133,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="rounds with and without, each")
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
     args = parser.parse_args()
+    # As the served decoder sets them: the lane's thread is one of those the
+    # spare core serves, not one that preempts the forward's own threads.
+    torch.set_num_threads(forward_threads("auto") or torch.get_num_threads())
     runner = ModelRunner.load(args.model_dir, device="cpu")
     grammars = GrammarCache(runner.tokenizer_info)
     for constraint in (JSON_CONSTRAINT, SLOW_CONSTRAINT):  # compiled before any round

@@ -10,6 +10,7 @@ import torch
 import xgrammar as xgr
 
 from engine.shared_fill import SharedFill
+from engine.slow_lane import SLOW_ROW_FILL_S
 from engine.structured_output import (
     FILL_TIME_SMOOTHING,
     INLINE_FILL_LIMIT,
@@ -223,3 +224,47 @@ def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
     xgr.apply_token_bitmask_inplace(expected, outputs._bitmask[1:2], indices=[0])
     outputs.apply_masks(logits, [0], first_row=1)
     assert torch.equal(logits, expected)
+
+
+class _SlowBatch:
+    """A batch fill that takes ``SLOW_ROW_FILL_S``, whichever row is slow."""
+
+    def batch_fill_next_token_bitmask(self, matchers, bitmask, indices) -> None:
+        time.sleep(SLOW_ROW_FILL_S * 1.5)
+
+
+class _LaneRow(_Row):
+    """A row the slow lane can fill (all tokens allowed)."""
+
+    def fill_next_token_bitmask(self, bitmask: torch.Tensor, index: int) -> bool:
+        bitmask[index] = -1
+        return True
+
+
+def test_a_slow_batch_fill_is_followed_by_one_row_by_row_that_finds_the_slow_row() -> None:
+    """A batch fill that took the slow lane's bar says no row's time: the
+    next fill goes row by row, timed, and only the row that was slow
+    there leaves for the lane, whose mask is then filled apart."""
+    outputs = _outputs(3)
+    outputs._batch_matcher = _SlowBatch()  # type: ignore[assignment]
+    slow, fast = _LaneRow(), _LaneRow()
+
+    def fill_row(matcher, bitmask, index) -> None:
+        if matcher is slow:
+            time.sleep(SLOW_ROW_FILL_S * 1.5)
+
+    outputs._fill_row = fill_row
+    rows = [fast, slow]
+    outputs.fill_masks_async(rows, [None, None], first_row=0).result()  # type: ignore[arg-type]
+    assert not outputs.has_slow_rows
+    outputs.fill_masks_async(rows, [None, None], first_row=0).result()  # type: ignore[arg-type]
+    assert outputs.has_slow_rows
+    outputs.fill_masks_async(rows, [None, None], first_row=0).result()  # type: ignore[arg-type]
+    assert outputs.slow_fill_started(slow) and not outputs.slow_fill_started(fast)
+    outputs.wait_for_slow_masks([slow], timeout_s=5)
+    assert outputs.slow_mask_ready(slow)
+    outputs._bitmask.zero_()
+    outputs.place_slow_masks([slow], first_row=2)
+    assert bool((outputs._bitmask[2] != 0).any()) and not outputs._bitmask[:2].any()
+    assert not outputs.slow_fill_started(slow)  # placed: its next state fills anew
+    outputs._slow.shutdown()  # (no grammar cache here to shut down)
