@@ -5,9 +5,11 @@ one grammar whose masks are slow to fill held every request in the batch to
 its pace. Some are slow with nothing wrong in them: an ambiguous regex such
 as ``([a-z]+ ?)+`` keeps many parses alive, and one of its masks took 2.7-6
 ms to fill with the demo's 4k vocabulary and 80-170 ms (up to 500) with Llama
-3's 128k one, against ~0.01 / 0.07 ms for a JSON row; beside such a request,
-eight JSON requests on the demo model took 1.45x as long per token
-(``python -m bench.slow_grammar``).
+3's 128k one, against ~0.01 / 0.07 ms for a JSON row. Beside such a request,
+JSON requests took 1.2-3.5x as long per token as beside a free one
+(``python -m bench.slow_grammar``; 0.8-1.1x with this lane). Such a
+grammar's first masks are cheap (0.6-1 ms for that regex at 128k; its slow
+states come later), so its rows are found slow before they cost much.
 
 A row found slow is filled here instead, on a thread of its own and into a
 mask of its own, from the moment its next state is known (as the batch's
