@@ -474,6 +474,7 @@ class Engine:
         for active in ready:
             active.parked_logits = None
         self._sample_and_advance([(logits, ready, 0)])
+        self._metrics.slow_lane_tokens(len(ready))
         return ready
 
     def _only_parked_rows(self) -> bool:

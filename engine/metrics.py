@@ -23,6 +23,10 @@ class EngineMetrics:
     def jump_forward(self, tokens: int) -> None:
         """``tokens`` forced by a grammar were taken without sampling."""
 
+    def slow_lane_tokens(self, tokens: int) -> None:
+        """``tokens`` were sampled after their masks filled in the slow lane
+        (``engine/slow_lane.py``): a grammar slow to mask is in use."""
+
     def batch_state(self, *, waiting: int, running: int) -> None:
         """Queue depth and batch size after a step."""
 

@@ -205,6 +205,11 @@ class _TritonMetrics(EngineMetrics):
                 "Tokens a grammar forced, taken without sampling",
                 counter,
             ),
+            "slow_lane": pb_utils.MetricFamily(
+                "ct_decoder_slow_lane_tokens_total",
+                "Tokens sampled after their masks filled in the slow lane (slow grammars)",
+                counter,
+            ),
             "queue": pb_utils.MetricFamily(
                 "ct_decoder_requests", "Requests in the decoder by state", gauge
             ),
@@ -228,6 +233,7 @@ class _TritonMetrics(EngineMetrics):
         self._finished_by_reason: dict = {}
         self._tokens = self._families["tokens"].Metric({})
         self._jump_forward = self._families["jump_forward"].Metric({})
+        self._slow_lane = self._families["slow_lane"].Metric({})
         self._waiting, self._running = (
             queue.Metric({"state": "waiting"}),
             queue.Metric({"state": "running"}),
@@ -255,6 +261,9 @@ class _TritonMetrics(EngineMetrics):
 
     def jump_forward(self, tokens: int) -> None:
         self._buffer.increment(self._jump_forward, tokens)
+
+    def slow_lane_tokens(self, tokens: int) -> None:
+        self._buffer.increment(self._slow_lane, tokens)
 
     def batch_state(self, *, waiting: int, running: int) -> None:
         self._buffer.set(self._waiting, waiting)
