@@ -235,6 +235,10 @@ def test_the_batch_state_reports_an_empty_batch_after_a_cancellation(runner: Mod
             engine, runner, "Endless", SamplingParams(max_tokens=100_000, ignore_eos=True)
         )
         assert sink.first_output.wait(60)
+        # The step that sent the first output reports the batch state after it.
+        deadline = time.monotonic() + 30
+        while not metrics.states and time.monotonic() < deadline:
+            time.sleep(0.001)
         assert metrics.states[-1] == (0, 1)
         sink.cancelled = True
         assert sink.done.wait(30)
