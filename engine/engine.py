@@ -43,6 +43,7 @@ from engine.sampler import (
     sample,
 )
 from engine.shared_fill import SharedFill
+from engine.slow_lane import SLOW_ROW_FILL_S
 from engine.stop_strings import StopStringMatcher
 from engine.structured_output import StructuredOutputs
 from engine.text_window import TextWindow
@@ -161,6 +162,7 @@ class Engine:
         prefill_chunk_tokens: int = 512,
         decode_width_tokens: int | None = None,
         max_queued: int = 1024,
+        slow_mask_fill_s: float = SLOW_ROW_FILL_S,
         metrics: EngineMetrics | None = None,
     ) -> None:
         self._runner = runner
@@ -172,6 +174,7 @@ class Engine:
             encode=lambda text: runner.tokenizer.encode(text, add_special_tokens=False),
             max_batch_size=max_batch_size,
             mask_threads=default_mask_threads(runner) if mask_threads is None else mask_threads,
+            slow_mask_fill_s=slow_mask_fill_s,
         )
         self._max_batch_size = max_batch_size
         self._cancel_poll_interval_s = cancel_poll_interval_s

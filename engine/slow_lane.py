@@ -30,13 +30,13 @@ from dataclasses import dataclass
 import torch
 import xgrammar as xgr
 
-# A row whose mask took this long to fill leaves the batch's fill: a few
-# steps' worth of JSON rows of a 128k vocabulary, a fifth of a c=8 step on
-# the demo model.
+# A row whose mask took this long to fill leaves the batch's fill (by
+# default; the decoder's ``slow_mask_fill_ms``): seven JSON rows' worth with
+# a 128k vocabulary, a fifth of a c=8 step on the demo model.
 SLOW_ROW_FILL_S = 5e-4
-# A row of the lane whose fill took less than this rejoins the batch's fill
-# (a lower bar than leaving it, so a row near the line does not flap).
-FAST_AGAIN_S = SLOW_ROW_FILL_S / 4
+# A row of the lane whose fill took less than this share of that rejoins the
+# batch's fill (a lower bar than leaving it, so a row near the line does not flap).
+FAST_AGAIN_SHARE = 0.25
 
 # restrict(bitmask, row, lead): the decoder's UTF-8 guard on a filled row.
 Restrict = Callable[[torch.Tensor, int, "int | None"], None]
@@ -56,7 +56,12 @@ class SlowLane:
     """The slow rows, keyed by their matcher's ``id`` (matchers are not
     hashable); a row leaves when its matcher is collected."""
 
-    def __init__(self, vocab_size: int, restrict: Restrict) -> None:
+    def __init__(
+        self, vocab_size: int, restrict: Restrict, slow_fill_s: float = SLOW_ROW_FILL_S
+    ) -> None:
+        """``slow_fill_s``: a fill this long sends its row here (0: every row)."""
+        self.slow_fill_s = slow_fill_s
+        self._fast_again_s = slow_fill_s * FAST_AGAIN_SHARE
         self._vocab_size = vocab_size
         self._restrict = restrict
         self._rows: dict[int, _SlowRow] = {}
@@ -103,7 +108,7 @@ class SlowLane:
         seconds = row.fill.result()
         row.fill = None
         bitmask[index].copy_(row.mask[0])
-        if seconds < FAST_AGAIN_S:
+        if seconds < self._fast_again_s:
             self._rows.pop(id(matcher), None)
 
     def wait(self, matchers: Sequence[xgr.GrammarMatcher], timeout_s: float) -> None:

@@ -49,7 +49,7 @@ INLINE_FILL_LIMIT = 1 << 15
 SHARED_FILL_ABOVE_S = 1.5e-3
 # Weight of the latest fill in the recent fill time of a row.
 FILL_TIME_SMOOTHING = 0.2
-# A batch fill that took SLOW_ROW_FILL_S tells no row's time; the next one
+# A batch fill that took the slow lane's bar tells no row's time; the next one
 # then fills row by row, timing each (``engine/slow_lane.py``). If none was
 # slow, this many batch fills pass before the next such probe: many rows of a
 # large vocabulary add up to the bar with none of them slow.
@@ -69,9 +69,11 @@ class StructuredOutputs:
         encode,
         max_batch_size: int,
         mask_threads: int,
+        slow_mask_fill_s: float = SLOW_ROW_FILL_S,
     ) -> None:
         """``encode(text) -> ids`` is the served tokenizer without special
-        tokens; forced text is only taken when those ids spell it exactly."""
+        tokens; forced text is only taken when those ids spell it exactly. A
+        row whose mask takes ``slow_mask_fill_s`` to fill goes to the slow lane."""
         self._grammars = grammars
         self._vocab_size = vocab_size
         self._token_bytes = token_bytes
@@ -110,7 +112,7 @@ class StructuredOutputs:
         # matches their bitmask row.
         self._row_bias: torch.Tensor | None = None
         self._biased_rows: set[int] = set()
-        self._slow = SlowLane(vocab_size, self._utf8.restrict)
+        self._slow = SlowLane(vocab_size, self._utf8.restrict, slow_mask_fill_s)
         # Batch fills until the next may be filled row by row to find a slow row.
         self._fills_until_probe = 0
         self._probe_next_fill = False
@@ -231,7 +233,7 @@ class StructuredOutputs:
         self._fill_row(matcher, bitmask, index)
         seconds = time.perf_counter() - started
         self._record_fill_time(seconds)
-        if seconds >= SLOW_ROW_FILL_S:
+        if seconds >= self._slow.slow_fill_s:
             self._slow.flag(matcher)
 
     def _guarded_batch_fill(
@@ -250,7 +252,7 @@ class StructuredOutputs:
             seconds = time.perf_counter() - started
             self._record_fill_time(seconds / len(matchers))
             self._fills_until_probe -= 1
-            if seconds >= SLOW_ROW_FILL_S:
+            if seconds >= self._slow.slow_fill_s:
                 if len(matchers) == 1:
                     self._slow.flag(matchers[0])
                 elif self._fills_until_probe <= 0:

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from engine import slow_lane, structured_output
+from engine import slow_lane
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
@@ -143,19 +143,20 @@ def _mixed_requests(engine: Engine, runner: ModelRunner) -> list[Sink]:
 
 
 def test_rows_filled_in_the_slow_lane_give_the_outputs_they_give_in_the_batch(
-    runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+    runner: ModelRunner,
 ) -> None:
-    """Every constrained row counts as slow (and never fast again): each
-    samples from kept logits once its own mask is ready, and the texts,
+    """Every constrained row counts as slow (a bar of 0, never fast again):
+    each samples from kept logits once its own mask is ready, and the texts,
     logprobs and finish reasons equal those of the batch's fill."""
     results = {}
     for every_row_slow in (False, True):
-        if every_row_slow:
-            monkeypatch.setattr(structured_output, "SLOW_ROW_FILL_S", 0.0)
-            monkeypatch.setattr(slow_lane, "FAST_AGAIN_S", -1.0)
         metrics = SlowLaneCount()
         engine = Engine(
-            runner, GrammarCache(runner.tokenizer_info), max_batch_size=8, metrics=metrics
+            runner,
+            GrammarCache(runner.tokenizer_info),
+            max_batch_size=8,
+            slow_mask_fill_s=0.0 if every_row_slow else slow_lane.SLOW_ROW_FILL_S,
+            metrics=metrics,
         )
         engine.start()
         try:
@@ -183,7 +184,6 @@ def test_the_batch_goes_on_while_a_slow_rows_mask_fills(
     """A slow row's mask held back (its fill blocked): the other requests
     finish meanwhile, the engine does not step while only the held row is
     left, and once released the row ends as it would have."""
-    monkeypatch.setattr(structured_output, "SLOW_ROW_FILL_S", 0.0)
     released = threading.Event()
     fill = slow_lane.SlowLane._fill
 
@@ -193,7 +193,9 @@ def test_the_batch_goes_on_while_a_slow_rows_mask_fills(
 
     monkeypatch.setattr(slow_lane.SlowLane, "_fill", held_fill)
     steps: list[float] = []
-    engine = Engine(runner, GrammarCache(runner.tokenizer_info), max_batch_size=8)
+    engine = Engine(
+        runner, GrammarCache(runner.tokenizer_info), max_batch_size=8, slow_mask_fill_s=0.0
+    )
     engine._metrics.step_finished = lambda seconds, model_seconds: steps.append(seconds)  # type: ignore[method-assign]
     engine.start()
     try:

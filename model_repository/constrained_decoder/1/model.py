@@ -353,6 +353,7 @@ class TritonPythonModel:
             decode_width_tokens=_auto_count(
                 model_parameter(parameters, "decode_width_tokens", "auto")
             ),
+            slow_mask_fill_s=float(model_parameter(parameters, "slow_mask_fill_ms", "0.5")) / 1000,
             metrics=metrics,
         )
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()

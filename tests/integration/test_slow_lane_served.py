@@ -1,0 +1,131 @@
+"""The slow lane in the served decoder (``engine/slow_lane.py``): a Triton
+whose decoder sends every constrained row there (``slow_mask_fill_ms`` 0:
+each is sampled once a thread of its own has filled its mask) answers as
+the shared stack does, through the real frontend, and counts those tokens."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from triton_runtime.server import FrontendServer, TritonServer
+
+from .conftest import API_KEY, MODEL_NAME, REPO_ROOT, Service
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 8},
+        "tags": {"type": "array", "items": {"enum": ["a", "bc"]}, "maxItems": 3},
+    },
+    "required": ["name", "tags"],
+    "additionalProperties": False,
+}
+RESPONSE_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {"name": "p", "schema": SCHEMA, "strict": True},
+}
+REQUESTS = [
+    (
+        "/v1/completion/regex",
+        {"prompt": "Say:", "pattern": r"([a-z]+ ?){2,5}\.", "max_new_tokens": 24, "temperature": 0},
+    ),
+    (
+        "/v1/completions",
+        {
+            "model": MODEL_NAME,
+            "prompt": "Person: ",
+            "max_tokens": 40,
+            "temperature": 0,
+            "response_format": RESPONSE_FORMAT,
+        },
+    ),
+    (
+        "/v1/completions",
+        {
+            "model": MODEL_NAME,
+            "prompt": "Person: ",
+            "max_tokens": 40,
+            "n": 2,
+            "seed": 4,
+            "logprobs": 1,
+            "response_format": RESPONSE_FORMAT,
+        },
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def lane_stack(
+    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[TritonServer, FrontendServer]]:
+    work = tmp_path_factory.mktemp("slow-lane")
+    repository = work / "model_repository"
+    shutil.copytree(
+        REPO_ROOT / "model_repository", repository, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    config = repository / "constrained_decoder" / "config.pbtxt"
+    text = re.sub(
+        r'(key: "slow_mask_fill_ms", value: \{ string_value: )"[0-9.]+"',
+        r'\g<1>"0"',
+        config.read_text(encoding="utf-8"),
+    )
+    assert 'key: "slow_mask_fill_ms", value: { string_value: "0" }' in text
+    config.write_text(text, encoding="utf-8")
+    triton = TritonServer(
+        repository,
+        env={"CT_MODEL_DIR": str(tiny_model_dir)},
+        log_file=work / "triton.log",
+        startup_timeout=240.0,
+    )
+    with triton:
+        env = {
+            "CT_TRITON_URL": triton.grpc_url,
+            "CT_API_KEYS": API_KEY,
+            "CT_MODEL_NAME": MODEL_NAME,
+        }
+        with FrontendServer(env=env, log_file=work / "frontend.log") as frontend:
+            yield triton, frontend
+
+
+def _answer(route: str, body: dict) -> object:
+    """What a response says, without its ids and timestamps."""
+    if route == "/v1/completion/regex":
+        return {key: body[key] for key in ("completion", "stop_reason", "matched")}
+    return [
+        (choice["index"], choice["text"], choice["finish_reason"], choice["logprobs"])
+        for choice in body["choices"]
+    ]
+
+
+def _slow_lane_tokens(triton: TritonServer) -> float:
+    for line in httpx.get(triton.metrics_url, timeout=10).text.splitlines():
+        if line.startswith("ct_decoder_slow_lane_tokens_total "):
+            return float(line.split(" ")[1])
+    return 0.0
+
+
+def test_every_constrained_row_in_the_slow_lane_answers_as_the_batch_does(
+    service: Service, lane_stack: tuple[TritonServer, FrontendServer]
+) -> None:
+    lane_triton, lane_frontend = lane_stack
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    with (
+        service.client() as shared,
+        httpx.Client(base_url=lane_frontend.url, headers=headers, timeout=120) as lane,
+    ):
+        for route, request in REQUESTS:
+            expected, got = shared.post(route, json=request), lane.post(route, json=request)
+            assert expected.status_code == 200, expected.text
+            assert got.status_code == 200, got.text
+            assert _answer(route, got.json()) == _answer(route, expected.json())
+    deadline = time.monotonic() + 20  # the decoder's metrics reach Triton every 0.5 s
+    while _slow_lane_tokens(lane_triton) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _slow_lane_tokens(lane_triton) > 0
