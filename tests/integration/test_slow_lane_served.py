@@ -94,14 +94,21 @@ def lane_stack(
             yield triton, frontend
 
 
-def _answer(route: str, body: dict) -> object:
-    """What a response says, without its ids and timestamps."""
+def _answer(route: str, body: dict) -> tuple[object, list[list[float]]]:
+    """What a response says (without its ids and timestamps), and apart from
+    it the log probabilities of its choices' tokens: those are compared to
+    1e-4, as a row fed nothing while its mask fills pads the step, and a
+    padded step adds up the same logits in another order."""
     if route == "/v1/completion/regex":
-        return {key: body[key] for key in ("completion", "stop_reason", "matched")}
-    return [
-        (choice["index"], choice["text"], choice["finish_reason"], choice["logprobs"])
-        for choice in body["choices"]
-    ]
+        return {key: body[key] for key in ("completion", "stop_reason", "matched")}, []
+    said, values = [], []
+    for choice in body["choices"]:
+        logprobs = choice["logprobs"] or {}
+        said.append(
+            (choice["index"], choice["text"], choice["finish_reason"], logprobs.get("tokens"))
+        )
+        values.append(logprobs.get("token_logprobs") or [])
+    return said, values
 
 
 def _slow_lane_tokens(triton: TritonServer) -> float:
@@ -124,7 +131,13 @@ def test_every_constrained_row_in_the_slow_lane_answers_as_the_batch_does(
             expected, got = shared.post(route, json=request), lane.post(route, json=request)
             assert expected.status_code == 200, expected.text
             assert got.status_code == 200, got.text
-            assert _answer(route, got.json()) == _answer(route, expected.json())
+            (said, values), (expected_said, expected_values) = (
+                _answer(route, got.json()),
+                _answer(route, expected.json()),
+            )
+            assert said == expected_said
+            for choice_values, expected_choice in zip(values, expected_values, strict=True):
+                assert choice_values == pytest.approx(expected_choice, abs=1e-4)
     deadline = time.monotonic() + 20  # the decoder's metrics reach Triton every 0.5 s
     while _slow_lane_tokens(lane_triton) == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
