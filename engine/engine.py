@@ -447,15 +447,14 @@ class Engine:
         """The group without its rows whose masks fill in the slow lane: they
         keep their logits and are sampled once their masks are ready
         (``_resume_parked``)."""
-        kept = [
-            i
-            for i, active in enumerate(rows)
-            if not self._structured.slow_fill_started(active.matcher)
-        ]
+        kept: list[int] = []
+        for i, active in enumerate(rows):
+            if self._structured.slow_fill_started(active.matcher):
+                active.parked_logits = logits[i].clone()
+            else:
+                kept.append(i)
         if len(kept) == len(rows):
             return logits, rows, first_row
-        for i in sorted(set(range(len(rows))) - set(kept)):
-            rows[i].parked_logits = logits[i].clone()
         self._structured.keep_rows(first_row, kept)
         at = torch.tensor(kept, dtype=torch.long, device=logits.device)
         return logits.index_select(0, at), [rows[i] for i in kept], first_row

@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import torch
+from engine_sinks import ListSink
 
 from engine import structured_output
 from engine.decode_graphs import DecodeGraphs
@@ -22,35 +23,9 @@ from engine.kv_batch import RunningBatch
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
-from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest, StepOutput
+from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest
 from engine.text_window import decode_window
 from grammar_compiler import compile_grammar, compile_json_schema
-
-
-class ListSink:
-    """Collects a request's outputs; can be told to report cancellation."""
-
-    def __init__(self) -> None:
-        self.outputs: list[StepOutput] = []
-        self.error: tuple[str, bool] | None = None
-        self.field: str | None = None
-        self.cancelled = False
-        self.done = threading.Event()
-        self.first_output = threading.Event()
-
-    def send(self, output: StepOutput) -> None:
-        self.outputs.append(output)
-        self.first_output.set()
-        if output.request_done:
-            self.done.set()
-
-    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
-        self.error = (message, invalid_argument)
-        self.field = field
-        self.done.set()
-
-    def is_cancelled(self) -> bool:
-        return self.cancelled
 
 
 @pytest.fixture(scope="module")
@@ -509,14 +484,6 @@ def test_cancel_by_request_id_running_and_before_arrival(
     assert early.outputs[-1].finish_reason is FinishReason.CANCELLED
 
 
-def _choice_texts(runner: ModelRunner, sink: ListSink) -> dict[int, str]:
-    texts: dict[int, str] = {}
-    for output in sink.outputs:
-        piece = decode_window(runner.tokenizer, output.window_ids, output.prefix_len)
-        texts[output.choice_index] = texts.get(output.choice_index, "") + piece
-    return texts
-
-
 def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -539,7 +506,7 @@ def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     many = _submit(engine, runner, "Words: ", params, constraint)
     assert many.done.wait(30) and many.error is None
     assert len(prefills) == 1, "five choices must reuse one prefill"
-    texts = _choice_texts(runner, many)
+    texts = many.choice_texts(runner.tokenizer)
     assert sorted(texts) == [0, 1, 2, 3, 4]
     assert all(re.fullmatch(pattern, text) for text in texts.values()), texts
     finals = [o for o in many.outputs if o.is_final]
@@ -549,7 +516,7 @@ def test_n_choices_share_one_prefill_and_choice_zero_equals_n_one(
     assert len(set(texts.values())) > 1, "different choices draw different numbers"
     same = _submit(engine, runner, "Words: ", params.model_copy(update={"n": 1}), constraint)
     assert same.done.wait(30)
-    assert _choice_texts(runner, same)[0] == texts[0]
+    assert same.choice_texts(runner.tokenizer)[0] == texts[0]
 
 
 def test_n_wider_than_the_batch_runs_alone(runner: ModelRunner) -> None:
@@ -564,7 +531,7 @@ def test_n_wider_than_the_batch_runs_alone(runner: ModelRunner) -> None:
             Constraint(type=ConstraintType.REGEX, value="[0-9]+"),
         )
         assert sink.done.wait(30) and sink.error is None
-        assert sorted(_choice_texts(runner, sink)) == list(range(9))
+        assert sorted(sink.choice_texts(runner.tokenizer)) == list(range(9))
     finally:
         engine.shutdown()
 
@@ -996,7 +963,7 @@ def test_stream_interval_merges_outputs_without_changing_the_text(
         engine, runner, "Paced", params.model_copy(update={"stream_interval_ms": 60_000})
     )
     assert every.done.wait(30) and final_only.done.wait(30)
-    assert _choice_texts(runner, every) == _choice_texts(runner, final_only)
+    assert every.choice_texts(runner.tokenizer) == final_only.choice_texts(runner.tokenizer)
     assert len(every.outputs) > 20
     # per choice: the first output goes at once, the rest arrive with the final one
     assert len(final_only.outputs) == 4

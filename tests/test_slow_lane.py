@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from engine_sinks import ListSink
 
 from engine import slow_lane
 from engine.engine import Engine
@@ -19,8 +20,7 @@ from engine.grammar_cache import GrammarCache
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
-from engine.request import GenerationRequest, StepOutput
-from engine.text_window import decode_window
+from engine.request import GenerationRequest
 from grammar_compiler import compile_json_schema, compile_regex
 
 SCHEMA = {
@@ -35,48 +35,22 @@ SCHEMA = {
 }
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.outputs: list[StepOutput] = []
-        self.error: str | None = None
-        self.done = threading.Event()
-
-    def send(self, output: StepOutput) -> None:
-        self.outputs.append(output)
-        if output.request_done:
-            self.done.set()
-
-    def fail(self, message: str, *, invalid_argument: bool, field: str | None = None) -> None:
-        self.error = message
-        self.done.set()
-
-    def is_cancelled(self) -> bool:
-        return False
-
-    def texts(self, runner: ModelRunner) -> dict[int, str]:
-        texts: dict[int, str] = {}
-        for output in self.outputs:
-            piece = decode_window(runner.tokenizer, output.window_ids, output.prefix_len)
-            texts[output.choice_index] = texts.get(output.choice_index, "") + piece
-        return texts
-
-    def choices(self, runner: ModelRunner) -> dict[int, tuple[str, str | None, list[int]]]:
-        """Per choice: its text, how it ended, and its logprob entries' tokens
-        (how outputs of several choices interleave depends on timing)."""
-        texts = self.texts(runner)
-        return {
-            index: (
-                text,
-                [o.finish_reason for o in self.outputs if o.choice_index == index][-1],
-                [
-                    entry.token
-                    for o in self.outputs
-                    if o.choice_index == index
-                    for entry in o.logprobs or []
-                ],
-            )
-            for index, text in texts.items()
-        }
+def _choices(runner: ModelRunner, sink: ListSink) -> dict[int, tuple[str, str | None, list[int]]]:
+    """Per choice: its text, how it ended, and its logprob entries' tokens
+    (how outputs of several choices interleave depends on timing)."""
+    return {
+        index: (
+            text,
+            [o.finish_reason for o in sink.outputs if o.choice_index == index][-1],
+            [
+                entry.token
+                for o in sink.outputs
+                if o.choice_index == index
+                for entry in o.logprobs or []
+            ],
+        )
+        for index, text in sink.choice_texts(runner.tokenizer).items()
+    }
 
 
 class SlowLaneCount(EngineMetrics):
@@ -100,8 +74,8 @@ def _submit(
     name: str,
     params: SamplingParams,
     constraint: Constraint | None = None,
-) -> Sink:
-    sink = Sink()
+) -> ListSink:
+    sink = ListSink()
     engine.submit(
         GenerationRequest(
             request_id=name,
@@ -114,7 +88,7 @@ def _submit(
     return sink
 
 
-def _mixed_requests(engine: Engine, runner: ModelRunner) -> list[Sink]:
+def _mixed_requests(engine: Engine, runner: ModelRunner) -> list[ListSink]:
     """Seeded and greedy, several choices, logprobs, jump-forward, a free row."""
     schema = Constraint(type=ConstraintType.JSON_SCHEMA, value=compile_json_schema(SCHEMA).value)
     regex = Constraint(type=ConstraintType.REGEX, value=compile_regex(r"([a-z]+ ?){3,6}\."))
@@ -165,7 +139,7 @@ def test_rows_filled_in_the_slow_lane_give_the_outputs_they_give_in_the_batch(
         finally:
             engine.shutdown()
         assert all(sink.error is None for sink in sinks)
-        results[every_row_slow] = [sink.choices(runner) for sink in sinks]
+        results[every_row_slow] = [_choices(runner, sink) for sink in sinks]
         if every_row_slow:
             assert metrics.tokens > 50  # the constrained rows did go through the lane
         else:
@@ -224,4 +198,4 @@ def test_the_batch_goes_on_while_a_slow_rows_mask_fills(
         engine.shutdown()
     assert slow.error is None
     assert all(sink.error is None for sink in others)
-    assert re.fullmatch(pattern, slow.texts(runner)[0])
+    assert re.fullmatch(pattern, slow.choice_texts(runner.tokenizer)[0])

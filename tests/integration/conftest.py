@@ -7,6 +7,7 @@ stopped by process id, even when tests fail.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,12 +41,35 @@ class Service:
         return httpx.Client(base_url=self.frontend.url, headers=headers, timeout=timeout)
 
 
+def repository_with_decoder_settings(work: Path, **settings: str) -> Path:
+    """A copy of the real model repository (in ``work``) whose decoder has
+    these ``config.pbtxt`` parameters changed."""
+    repository = work / "model_repository"
+    shutil.copytree(
+        REPO_ROOT / "model_repository", repository, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    config = repository / "constrained_decoder" / "config.pbtxt"
+    text = config.read_text(encoding="utf-8")
+    for name, value in settings.items():
+        entry = rf'(key: "{name}", value: {{ string_value: )"[^"]*"'
+        text = re.sub(entry, rf'\g<1>"{value}"', text)
+        assert f'key: "{name}", value: {{ string_value: "{value}" }}' in text, name
+    config.write_text(text, encoding="utf-8")
+    return repository
+
+
 @contextmanager
-def served(model_dir: Path, logs: Path, **frontend_env: str) -> Iterator[Service]:
-    """tritonserver on the real model repository serving ``model_dir``, and
-    the frontend in front of it; both stopped by process id on leaving."""
+def served(
+    model_dir: Path,
+    logs: Path,
+    repository: Path = REPO_ROOT / "model_repository",
+    **frontend_env: str,
+) -> Iterator[Service]:
+    """tritonserver on ``repository`` (the real model repository) serving
+    ``model_dir``, and the frontend in front of it; both stopped by process
+    id on leaving."""
     triton = TritonServer(
-        REPO_ROOT / "model_repository",
+        repository,
         env={"CT_MODEL_DIR": str(model_dir)},
         log_file=logs / "triton.log",
         startup_timeout=240.0,

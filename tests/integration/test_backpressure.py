@@ -4,8 +4,6 @@ queued ones still complete."""
 
 from __future__ import annotations
 
-import re
-import shutil
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from triton_runtime.server import FrontendServer, TritonServer
+from triton_runtime.server import FrontendServer
 
-from .conftest import API_KEY, REPO_ROOT
+from .conftest import API_KEY, repository_with_decoder_settings, served
 
 
 @pytest.fixture(scope="module")
@@ -24,26 +22,11 @@ def small_server(
     tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FrontendServer]:
     work = tmp_path_factory.mktemp("backpressure")
-    repository = work / "model_repository"
-    shutil.copytree(
-        REPO_ROOT / "model_repository", repository, ignore=shutil.ignore_patterns("__pycache__")
+    repository = repository_with_decoder_settings(
+        work, max_running_requests="1", max_queued_requests="1"
     )
-    config = repository / "constrained_decoder" / "config.pbtxt"
-    text = config.read_text(encoding="utf-8")
-    for name in ("max_running_requests", "max_queued_requests"):
-        text = re.sub(rf'(key: "{name}", value: {{ string_value: )"\d+"', r'\g<1>"1"', text)
-    config.write_text(text, encoding="utf-8")
-    assert 'key: "max_queued_requests", value: { string_value: "1" }' in text
-    triton = TritonServer(
-        repository,
-        env={"CT_MODEL_DIR": str(tiny_model_dir)},
-        log_file=work / "triton.log",
-        startup_timeout=240.0,
-    )
-    with triton:
-        env = {"CT_TRITON_URL": triton.grpc_url, "CT_API_KEYS": API_KEY}
-        with FrontendServer(env=env, log_file=work / "frontend.log") as frontend:
-            yield frontend
+    with served(tiny_model_dir, work, repository) as stack:
+        yield stack.frontend
 
 
 def test_requests_beyond_the_queue_get_503_with_retry_after(small_server: FrontendServer) -> None:

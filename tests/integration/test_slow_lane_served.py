@@ -5,8 +5,6 @@ the shared stack does, through the real frontend, and counts those tokens."""
 
 from __future__ import annotations
 
-import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from triton_runtime.server import FrontendServer, TritonServer
+from triton_runtime.server import TritonServer
 
-from .conftest import API_KEY, MODEL_NAME, REPO_ROOT, Service
+from .conftest import MODEL_NAME, Service, repository_with_decoder_settings, served
 
 SCHEMA = {
     "type": "object",
@@ -62,36 +60,11 @@ REQUESTS = [
 
 
 @pytest.fixture(scope="module")
-def lane_stack(
-    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[TritonServer, FrontendServer]]:
+def lane_stack(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     work = tmp_path_factory.mktemp("slow-lane")
-    repository = work / "model_repository"
-    shutil.copytree(
-        REPO_ROOT / "model_repository", repository, ignore=shutil.ignore_patterns("__pycache__")
-    )
-    config = repository / "constrained_decoder" / "config.pbtxt"
-    text = re.sub(
-        r'(key: "slow_mask_fill_ms", value: \{ string_value: )"[0-9.]+"',
-        r'\g<1>"0"',
-        config.read_text(encoding="utf-8"),
-    )
-    assert 'key: "slow_mask_fill_ms", value: { string_value: "0" }' in text
-    config.write_text(text, encoding="utf-8")
-    triton = TritonServer(
-        repository,
-        env={"CT_MODEL_DIR": str(tiny_model_dir)},
-        log_file=work / "triton.log",
-        startup_timeout=240.0,
-    )
-    with triton:
-        env = {
-            "CT_TRITON_URL": triton.grpc_url,
-            "CT_API_KEYS": API_KEY,
-            "CT_MODEL_NAME": MODEL_NAME,
-        }
-        with FrontendServer(env=env, log_file=work / "frontend.log") as frontend:
-            yield triton, frontend
+    repository = repository_with_decoder_settings(work, slow_mask_fill_ms="0")
+    with served(tiny_model_dir, work, repository, CT_MODEL_NAME=MODEL_NAME) as stack:
+        yield stack
 
 
 def _answer(route: str, body: dict) -> tuple[object, list[list[float]]]:
@@ -119,14 +92,9 @@ def _slow_lane_tokens(triton: TritonServer) -> float:
 
 
 def test_every_constrained_row_in_the_slow_lane_answers_as_the_batch_does(
-    service: Service, lane_stack: tuple[TritonServer, FrontendServer]
+    service: Service, lane_stack: Service
 ) -> None:
-    lane_triton, lane_frontend = lane_stack
-    headers = {"Authorization": f"Bearer {API_KEY}"}
-    with (
-        service.client() as shared,
-        httpx.Client(base_url=lane_frontend.url, headers=headers, timeout=120) as lane,
-    ):
+    with service.client() as shared, lane_stack.client() as lane:
         for route, request in REQUESTS:
             expected, got = shared.post(route, json=request), lane.post(route, json=request)
             assert expected.status_code == 200, expected.text
@@ -139,6 +107,6 @@ def test_every_constrained_row_in_the_slow_lane_answers_as_the_batch_does(
             for choice_values, expected_choice in zip(values, expected_values, strict=True):
                 assert choice_values == pytest.approx(expected_choice, abs=1e-4)
     deadline = time.monotonic() + 20  # the decoder's metrics reach Triton every 0.5 s
-    while _slow_lane_tokens(lane_triton) == 0 and time.monotonic() < deadline:
+    while _slow_lane_tokens(lane_stack.triton) == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _slow_lane_tokens(lane_triton) > 0
+    assert _slow_lane_tokens(lane_stack.triton) > 0
