@@ -31,6 +31,7 @@ import json
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
@@ -40,7 +41,7 @@ from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 from bench.report import print_and_save
 from bench.step_profile import profile
 from bench.workload import PROMPTS, USER_JSON_SCHEMA
-from engine.decode_graphs import DecodeGraphs
+from engine.decode_graphs import MAX_WIDE_GRAPH_POSITIONS, DecodeGraphs
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
@@ -86,6 +87,8 @@ FORWARD_ROWS = (1, 16, 64)
 # xgrammar threads for one extra c=64 run (the engine's default beside a GPU
 # is half the cores, 2 to 8).
 FEW_MASK_THREADS = 2
+# Wide (jump-forward) steps graphed whatever the batch, for one run per c.
+WIDE_EVERYWHERE = 1 << 20
 
 
 def build_runner(tokenizer_dir: Path, shape: dict, dtype: torch.dtype) -> ModelRunner:
@@ -104,10 +107,12 @@ def build_runner(tokenizer_dir: Path, shape: dict, dtype: torch.dtype) -> ModelR
     return ModelRunner.from_model(model, tokenizer, impl="lean")
 
 
-def set_graphs(runner: ModelRunner, on: bool) -> None:
+def set_graphs(
+    runner: ModelRunner, on: bool, max_wide_positions: int = MAX_WIDE_GRAPH_POSITIONS
+) -> None:
     model = runner.model
     assert isinstance(model, LeanCausalLM)
-    model.decode_graphs = DecodeGraphs(model) if on else None
+    model.decode_graphs = DecodeGraphs(model, max_wide_positions=max_wide_positions) if on else None
 
 
 def _schema_constraint(schema: dict) -> Constraint:
@@ -177,7 +182,11 @@ def _graph_counts(runner: ModelRunner) -> dict:
     graphs = runner.model.decode_graphs
     if graphs is None:
         return {}
-    return {"graph_captures": graphs.captures, "graph_replays": graphs.replays}
+    return {
+        "graph_captures": graphs.captures,
+        "graph_replays": graphs.replays,
+        "graph_drops": graphs.drops,
+    }
 
 
 def _synchronize() -> None:
@@ -218,33 +227,57 @@ def _without_xgrammar_kernel(engine: Engine) -> None:
     engine._structured.xgrammar_gpu_kernel = False
 
 
+@dataclass(frozen=True)
+class _TpotRun:
+    graphs: bool
+    concurrency: int
+    constraint: Constraint
+    configure: Callable[[Engine], None] | None = None
+    mask_threads: int | None = None
+    wide_graph_positions: int = MAX_WIDE_GRAPH_POSITIONS
+
+    @property
+    def plain(self) -> bool:
+        """One of the on/off pairs the summary's main table compares."""
+        return (
+            self.configure is None
+            and self.mask_threads is None
+            and self.wide_graph_positions == MAX_WIDE_GRAPH_POSITIONS
+        )
+
+
 def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
     schema = _schema_constraint(USER_JSON_SCHEMA)
-    Run = tuple[bool, int, Constraint, Callable[[Engine], None] | None, int | None]
-    runs: list[Run] = [
-        (on, concurrency, constraint, None, None)
+    runs = [
+        _TpotRun(on, concurrency, constraint)
         for on in (True, False)
         for concurrency in CONCURRENCY
         for constraint in (schema, Constraint())
     ]
-    runs.append((True, 16, schema, _without_xgrammar_kernel, None))
-    runs.append((True, 64, schema, None, FEW_MASK_THREADS))
+    runs.append(_TpotRun(True, 16, schema, configure=_without_xgrammar_kernel))
+    runs.append(_TpotRun(True, 64, schema, mask_threads=FEW_MASK_THREADS))
+    runs += [
+        _TpotRun(True, concurrency, schema, wide_graph_positions=WIDE_EVERYWHERE)
+        for concurrency in CONCURRENCY
+    ]
     results = []
-    for on, concurrency, constraint, configure, mask_threads in runs:
-        set_graphs(runner, on)
+    for run in runs:
+        set_graphs(runner, run.graphs, run.wide_graph_positions)
         result = profile(
             runner,
-            constraint,
-            concurrency,
+            run.constraint,
+            run.concurrency,
             steps,
             max_tokens,
-            configure=configure,
-            mask_threads=mask_threads,
+            configure=run.configure,
+            mask_threads=run.mask_threads,
         )
-        result["cuda_graphs"] = on
+        result["cuda_graphs"] = run.graphs
         result.update(_graph_counts(runner))
-        result["xgrammar_gpu_kernel"] = configure is None
-        result["mask_threads"] = mask_threads or "default"
+        result["xgrammar_gpu_kernel"] = run.configure is None
+        result["mask_threads"] = run.mask_threads or "default"
+        result["wide_graph_positions"] = run.wide_graph_positions
+        result["plain"] = run.plain
         result["tpot_ms"] = result["step_ms_mean"]
         results.append(result)
     return results
@@ -278,9 +311,7 @@ def summary_markdown(report: dict) -> str:
     ]
     tpot = report.get("tpot")
     if isinstance(tpot, list):
-        plain = [
-            run for run in tpot if run["xgrammar_gpu_kernel"] and run["mask_threads"] == "default"
-        ]
+        plain = [run for run in tpot if run.get("plain", True)]
         for concurrency in CONCURRENCY:
             for constraint in ("json_schema", "none"):
                 pair = {
@@ -297,11 +328,12 @@ def summary_markdown(report: dict) -> str:
                     f"({off['tokens_per_s']:,.0f}) | {on['tpot_ms'] / off['tpot_ms']:.2f} |"
                 )
         for run in tpot:
-            if not run["xgrammar_gpu_kernel"] or run["mask_threads"] != "default":
+            if not run.get("plain", True):
                 lines.append(
                     f"| c={run['concurrency']} {run['constraint']}, graphs "
                     f"{'on' if run['cuda_graphs'] else 'off'}, xgrammar kernel "
-                    f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']} | "
+                    f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']}, "
+                    f"wide steps graphed to {run.get('wide_graph_positions', 16)} positions | "
                     f"{run['tpot_ms']:.2f} ({run['tokens_per_s']:,.0f}) | | |"
                 )
     forward = report.get("forward")

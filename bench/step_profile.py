@@ -133,6 +133,7 @@ class SteadyLoad:
             self._submitted += 1
         self.engine._drain_inbox(block=False)
         started = time.perf_counter()
+        self.engine.wait_while_only_parked()  # as the engine's loop does
         self.engine.step()
         return time.perf_counter() - started
 

@@ -48,10 +48,13 @@ WIDTH_BUCKETS = (1, 2, 4, 8, 16)
 # stay within this many positions. Measured on an H200 (Llama-3.2-1B shape,
 # 128k vocabulary, JSON-constrained TPOT, bench/results/gpu-h200): graphing
 # wide steps took c=1 from 6.2 to 5.2 ms, but c=16 from 14.0 to 17.8 and c=64
-# from 20.6 to 30.7 against graphing one-token steps only. A likely cause:
-# padding every row to the bucket's width spends storage columns on padding
-# and the graph attends over all of them, where an eager step pads to the
-# batch's real width and attends over its window only.
+# from 20.6 to 30.7 against graphing one-token steps only. Not recaptures:
+# with the window moved within its storage (``RunningBatch``) the graphs were
+# dropped at most twice a run and c=16/64 still took 11.1 -> 13.5 and
+# 23.4 -> 28.5 ms (``python -m bench.gpu``, its wide-graph runs). Padding every
+# row to the bucket's width spends storage columns on padding and the graph
+# attends over all of them, where an eager step pads to the batch's real
+# width and attends over its window only.
 MAX_WIDE_GRAPH_POSITIONS = 16
 CUDA_GRAPHS_ENV = "CT_CUDA_GRAPHS"
 
@@ -74,22 +77,29 @@ class _BucketStep:
 class DecodeGraphs:
     """Runs the static decode step, replaying a captured graph per bucket on CUDA."""
 
-    def __init__(self, model: LeanCausalLM, *, capture: bool = True) -> None:
+    def __init__(
+        self,
+        model: LeanCausalLM,
+        *,
+        capture: bool = True,
+        max_wide_positions: int = MAX_WIDE_GRAPH_POSITIONS,
+    ) -> None:
         self._model = model
         self._capture = capture and model.device.type == "cuda"
+        self._max_wide_positions = max_wide_positions
         self._steps: dict[tuple[int, int], _BucketStep] = {}
         self._captured_against: tuple[int, ...] = ()
         self._pool = None
         self.steps = 0
         self.captures = 0
         self.replays = 0
+        self.drops = 0  # times every graph was dropped (new storage or rotary tables)
 
     @property
     def capturing(self) -> bool:
         return self._capture
 
-    @staticmethod
-    def bucket(rows: int, width: int) -> tuple[int, int] | None:
+    def bucket(self, rows: int, width: int) -> tuple[int, int] | None:
         """The padded row count and width for a step of ``rows`` rows and
         ``width`` new tokens per row; None past the largest buckets (such a
         step runs eagerly)."""
@@ -97,7 +107,7 @@ class DecodeGraphs:
         padded_width = next((bucket for bucket in WIDTH_BUCKETS if bucket >= width), None)
         if padded_rows is None or padded_width is None:
             return None
-        if padded_width > 1 and padded_rows * padded_width > MAX_WIDE_GRAPH_POSITIONS:
+        if padded_width > 1 and padded_rows * padded_width > self._max_wide_positions:
             return None
         return padded_rows, padded_width
 
@@ -153,6 +163,8 @@ class DecodeGraphs:
         addresses = tuple(tensor.data_ptr() for pair in stores for tensor in pair)
         current = (*addresses, stores[0][0].shape[2], self._model.rotary_address)
         if current != self._captured_against:
+            if any(step.graph is not None for step in self._steps.values()):
+                self.drops += 1
             self._steps.clear()
             self._pool = None  # the old graphs' memory goes back with them
             self._captured_against = current

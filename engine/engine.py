@@ -254,15 +254,22 @@ class Engine:
         while not self._stopping.is_set():
             idle = not self._waiting and not self._running and not self._prefilling
             try:
-                if not idle and self._only_parked_rows():
-                    self._structured.wait_for_slow_masks(
-                        [active.matcher for active in self._running], PARKED_WAIT_S
-                    )
+                if not idle:
+                    self.wait_while_only_parked()
                 self._drain_inbox(block=idle)
                 self.step()
             except Exception:  # keep serving: fail this batch, never the process
                 logger.exception("engine step failed; failing the running batch")
                 self._fail_all_running("internal error during decoding")
+
+    def wait_while_only_parked(self) -> None:
+        """When every running row waits on a slow-lane mask, waits for one
+        (``PARKED_WAIT_S`` at most, so new requests and cancellations are
+        still seen) rather than spinning through empty iterations."""
+        if self._only_parked_rows():
+            self._structured.wait_for_slow_masks(
+                [active.matcher for active in self._running], PARKED_WAIT_S
+            )
 
     def _drain_inbox(self, *, block: bool) -> None:
         try:

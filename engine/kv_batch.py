@@ -20,13 +20,15 @@ model, 32 JSON rows ending at different steps: 1.5 ms of an 8.7 ms step):
 - a joining request is written into the free slots, right-aligned; a prompt
   longer than the window reopens columns before it.
 
-The storage is reallocated, and the live window copied once, only when it
-runs out of room: of slots (a new peak of rows), of columns after the window
-(every ``SPARE_POSITIONS`` steps or more), or of columns before it (a prompt
-longer than the window and its reopenable columns). Unused storage is zeros or
-old keys and values, always finite, so masked positions never bring NaN into
-attention. Layers of other kinds (sliding windows, ...) keep their own update
-rules and are joined, reordered and trimmed by copying, as a whole.
+When the window runs out of columns after it (every ``SPARE_POSITIONS``
+steps or more) or before it (a prompt longer than the window and its
+reopenable columns), it is moved within its storage if that leaves room to
+spare (the start creeps right as rows leave), else the storage is
+reallocated; either copies the window once. A new peak of rows always
+reallocates. Unused storage is zeros or old keys and values, always finite,
+so masked positions never bring NaN into attention. Layers of other kinds
+(sliding windows, ...) keep their own update rules and are joined, reordered
+and trimmed by copying, as a whole.
 """
 
 from __future__ import annotations
@@ -121,6 +123,16 @@ class SlotLayer(DynamicLayer):
             store[: self.rows, :, start:end] = live
             stores.append(store)
         self._key_store, self._value_store = stores
+        self.set_window(self.rows, start, end)
+
+    def move_window(self, start: int) -> None:
+        """Moves the live window to begin at column ``start`` of the same
+        storage (whose addresses captured graphs hold)."""
+        end = start + self.end - self.start
+        overlapping = start < self.end and self.start < end
+        for store in (self._key_store, self._value_store):
+            live = store[: self.rows, :, self.start : self.end]
+            store[: self.rows, :, start:end] = live.clone() if overlapping else live
         self.set_window(self.rows, start, end)
 
     def update(
@@ -245,6 +257,9 @@ class RunningBatch:
         if rows <= slots and before <= self._start and self._end + after <= columns:
             return
         window = self.padded_length
+        if rows <= slots and before + window + after + spare // 2 <= columns:
+            self._move_window(before)
+            return
         spare = max(after, spare, window // 4)
         slots, columns = max(rows, slots), before + window + spare
         for layer in self._slot_layers():
@@ -253,6 +268,17 @@ class RunningBatch:
         mask_store[: self._rows, before : before + window] = self._mask
         self._mask_store = mask_store
         self._start, self._end = before, before + window
+
+    def _move_window(self, start: int) -> None:
+        """Moves the window within the storage it has (one copy of it, as a
+        reallocation makes, but no new storage): the window's start creeps
+        right as rows leave, so the room after it runs out long before the
+        storage is too small, and new storage would drop every CUDA graph."""
+        window = self.padded_length
+        for layer in self._slot_layers():
+            layer.move_window(start)
+        self._mask_store[: self._rows, start : start + window] = self._mask.clone()
+        self._start, self._end = start, start + window
 
     @torch.inference_mode()
     def keep(self, rows: list[int]) -> list[int]:

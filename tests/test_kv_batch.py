@@ -9,14 +9,12 @@ the whole storage attended under a mask)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
-from engine import decode_graphs
-from engine.decode_graphs import WIDTH_BUCKETS, DecodeGraphs
+from engine.decode_graphs import MAX_WIDE_GRAPH_POSITIONS, WIDTH_BUCKETS, DecodeGraphs
 from engine.kv_batch import ROW_COPY_LIMIT, RunningBatch, SlotLayer
 from engine.lean_llama import LeanCausalLM
 from engine.model_runner import ModelRunner
@@ -25,18 +23,17 @@ TOLERANCE = 1e-4
 
 
 @pytest.fixture(scope="module", params=["eager", "static", "static-wide"])
-def runner(request: pytest.FixtureRequest, tiny_model_dir: Path) -> Iterator[ModelRunner]:
+def runner(request: pytest.FixtureRequest, tiny_model_dir: Path) -> ModelRunner:
     """``static-wide`` takes every jump-forward width through the static step
     too, whatever the batch (on a GPU only small batches' wide steps are)."""
     runner = ModelRunner.load(tiny_model_dir)
     assert isinstance(runner.model, LeanCausalLM)
     if request.param != "eager":
-        runner.model.decode_graphs = DecodeGraphs(runner.model, capture=False)
-    limit = decode_graphs.MAX_WIDE_GRAPH_POSITIONS
-    if request.param == "static-wide":
-        decode_graphs.MAX_WIDE_GRAPH_POSITIONS = 1 << 30
-    yield runner
-    decode_graphs.MAX_WIDE_GRAPH_POSITIONS = limit
+        wide = 1 << 30 if request.param == "static-wide" else MAX_WIDE_GRAPH_POSITIONS
+        runner.model.decode_graphs = DecodeGraphs(
+            runner.model, capture=False, max_wide_positions=wide
+        )
+    return runner
 
 
 class Rows:
@@ -173,6 +170,38 @@ def test_joining_leaving_and_decoding_within_room_copy_no_storage(runner: ModelR
     rows.step()
     assert _storage(rows.batch) == storage
     assert all(isinstance(layer, SlotLayer) for layer in rows.batch._cache.layers)
+
+
+def test_a_window_out_of_room_moves_within_its_storage(runner: ModelRunner) -> None:
+    """Rows leaving let the window's start creep right; when the columns after
+    it run out, the window moves back within the same storage (a CUDA graph
+    holds its addresses: new storage would drop every graph)."""
+    rows = Rows(runner)
+    rows.join(3, 300, 4, 2)  # four rows: a bucket exactly, no reallocation for slots
+    rows.step()
+    rows.leave(1)  # the long prompt's columns are no row's any more
+    storage, crept = _storage(rows.batch), rows.batch._start
+    assert crept > 250
+    for _ in range(100):
+        rows.step([4, 1, 2])
+        if rows.batch._start < crept:
+            break
+    assert rows.batch._start == 0
+    assert _storage(rows.batch) == storage
+    rows.step([1, 2, 1])  # every row still exact after the move
+
+
+def test_a_window_moves_onto_columns_it_overlaps() -> None:
+    layer = SlotLayer(torch.zeros(2, 1, 0, 3))
+    layer.reallocate(slots=2, columns=10, start=0)
+    window = torch.arange(2 * 6 * 3, dtype=torch.float).reshape(2, 1, 6, 3)
+    layer._key_store[:, :, 3:9] = window
+    layer._value_store[:, :, 3:9] = -window
+    layer.set_window(2, 3, 9)
+    layer.move_window(1)  # columns 1..7 overlap 3..9
+    assert (layer.start, layer.end) == (1, 7)
+    torch.testing.assert_close(layer.keys, window)
+    torch.testing.assert_close(layer.values, -window)
 
 
 def test_an_emptied_batch_takes_new_rows(runner: ModelRunner) -> None:

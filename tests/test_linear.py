@@ -115,3 +115,28 @@ def test_packed_calls_see_only_a_few_row_counts(monkeypatch: pytest.MonkeyPatch)
     assert seen == [1, 5, 48, 104, 128, 128, 48]  # 300 rows: two slices of 128, then 44
     every_count = {packed_row_count(rows) for rows in range(1, MAX_PACKED_ROWS + 1)}
     assert every_count == set(range(1, 9)) | set(range(16, MAX_PACKED_ROWS + 1, 8))
+
+
+@pytest.mark.parametrize("rows", [1, MIN_PACKED_ROWS, 33])
+@pytest.mark.parametrize("packing", [True, False])
+def test_outputs_padded_to_an_alignment_are_sliced_back(
+    rows: int, packing: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a GPU does by default (an LM head of 128,257 tokens): the padded
+    columns never show, through either path, ``add_to`` included."""
+    if not packing:
+        monkeypatch.setattr(linear, "_packing_works", lambda: False)
+    weight, bias = _random(37, 16), _random(37)
+    projection = Linear(weight, bias, pad_out_to=8)
+    for inputs in (_random(rows, 16), _random(rows, 3, 16)):
+        expected = F.linear(inputs, weight, bias)
+        got = projection(inputs)
+        assert got.shape == expected.shape
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    residual = _random(rows, 37)
+    torch.testing.assert_close(
+        Linear(weight, pad_out_to=8).add_to(residual.clone(), inputs[:, 0]),
+        residual + F.linear(inputs[:, 0], weight),
+        rtol=1e-5,
+        atol=1e-5,
+    )
