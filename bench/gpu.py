@@ -18,7 +18,9 @@ Phases, each written to the report even if a later one fails:
 3. ``tpot``: TPOT at c=1/16/64, JSON-constrained and free, graphs on and
    off; c=16 constrained with masks applied without xgrammar's Triton
    kernel (the path for a GPU without the ``triton`` package); c=64
-   constrained with only two xgrammar threads filling masks.
+   constrained with only two xgrammar threads filling masks; JSON at each c
+   with wide (jump-forward) steps graphed whatever the batch, and with
+   prompts prefilled eagerly.
 
     python -m bench.gpu --tokenizer-dir .cache/models/bench-llama3 --output gpu.json
     python -m bench.gpu --render gpu.json > summary.md
@@ -48,6 +50,7 @@ from engine.kv_batch import RunningBatch
 from engine.lean_llama import LeanCausalLM
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
+from engine.prefill_graphs import PrefillGraphs
 from engine.request import GenerationRequest, StepOutput
 from grammar_compiler import compile_json_schema
 
@@ -108,11 +111,17 @@ def build_runner(tokenizer_dir: Path, shape: dict, dtype: torch.dtype) -> ModelR
 
 
 def set_graphs(
-    runner: ModelRunner, on: bool, max_wide_positions: int = MAX_WIDE_GRAPH_POSITIONS
+    runner: ModelRunner,
+    on: bool,
+    max_wide_positions: int = MAX_WIDE_GRAPH_POSITIONS,
+    prefill: bool = True,
 ) -> None:
+    """Graphs on or off as the runner sets them up; ``max_wide_positions`` and
+    ``prefill`` change what a run with graphs on graphs."""
     model = runner.model
     assert isinstance(model, LeanCausalLM)
     model.decode_graphs = DecodeGraphs(model, max_wide_positions=max_wide_positions) if on else None
+    model.prefill_graphs = PrefillGraphs(model) if on and prefill else None
 
 
 def _schema_constraint(schema: dict) -> Constraint:
@@ -182,11 +191,16 @@ def _graph_counts(runner: ModelRunner) -> dict:
     graphs = runner.model.decode_graphs
     if graphs is None:
         return {}
-    return {
+    counts = {
         "graph_captures": graphs.captures,
         "graph_replays": graphs.replays,
         "graph_drops": graphs.drops,
     }
+    prefill = runner.model.prefill_graphs
+    if prefill is not None:
+        counts["prefill_graph_captures"] = prefill.captures
+        counts["prefill_graph_replays"] = prefill.replays
+    return counts
 
 
 def _synchronize() -> None:
@@ -235,6 +249,7 @@ class _TpotRun:
     configure: Callable[[Engine], None] | None = None
     mask_threads: int | None = None
     wide_graph_positions: int = MAX_WIDE_GRAPH_POSITIONS
+    prefill_graphs: bool = True
 
     @property
     def plain(self) -> bool:
@@ -243,6 +258,7 @@ class _TpotRun:
             self.configure is None
             and self.mask_threads is None
             and self.wide_graph_positions == MAX_WIDE_GRAPH_POSITIONS
+            and self.prefill_graphs
         )
 
 
@@ -260,9 +276,12 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
         _TpotRun(True, concurrency, schema, wide_graph_positions=WIDE_EVERYWHERE)
         for concurrency in CONCURRENCY
     ]
+    runs += [
+        _TpotRun(True, concurrency, schema, prefill_graphs=False) for concurrency in CONCURRENCY
+    ]
     results = []
     for run in runs:
-        set_graphs(runner, run.graphs, run.wide_graph_positions)
+        set_graphs(runner, run.graphs, run.wide_graph_positions, run.prefill_graphs)
         result = profile(
             runner,
             run.constraint,
@@ -277,6 +296,7 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
         result["xgrammar_gpu_kernel"] = run.configure is None
         result["mask_threads"] = run.mask_threads or "default"
         result["wide_graph_positions"] = run.wide_graph_positions
+        result["prefill_graphs"] = run.graphs and run.prefill_graphs
         result["plain"] = run.plain
         result["tpot_ms"] = result["step_ms_mean"]
         results.append(result)
@@ -333,7 +353,8 @@ def summary_markdown(report: dict) -> str:
                     f"| c={run['concurrency']} {run['constraint']}, graphs "
                     f"{'on' if run['cuda_graphs'] else 'off'}, xgrammar kernel "
                     f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']}, "
-                    f"wide steps graphed to {run.get('wide_graph_positions', 16)} positions | "
+                    f"wide steps graphed to {run.get('wide_graph_positions', 16)} positions, "
+                    f"prefill graphs {run.get('prefill_graphs', False)} | "
                     f"{run['tpot_ms']:.2f} ({run['tokens_per_s']:,.0f}) | | |"
                 )
     forward = report.get("forward")

@@ -34,6 +34,7 @@ the eager forward.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -181,20 +182,26 @@ class DecodeGraphs:
     def _capture_step(
         self, step: _BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]
     ) -> None:
-        """Captures the bucket's step. A warm-up run on a side stream first
-        (libraries set up their workspaces outside a capture); it computes
-        this step's real keys and values, which the replay then rewrites."""
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            self._eager(step, stores)
-        torch.cuda.current_stream().wait_stream(side)
         if self._pool is None:
             self._pool = torch.cuda.graph_pool_handle()
-        graph = torch.cuda.CUDAGraph()
-        # thread_local: the decoder's other threads (responses, cancellation
-        # checks, mask fills) may touch CUDA while the engine thread captures.
-        with torch.cuda.graph(graph, pool=self._pool, capture_error_mode="thread_local"):
-            logits = self._eager(step, stores)
-        step.graph, step.logits = graph, logits
+        step.graph, step.logits = capture_graph(lambda: self._eager(step, stores), self._pool)
         self.captures += 1
+
+
+def capture_graph(
+    run: Callable[[], torch.Tensor], pool: tuple[int, int]
+) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+    """Captures ``run``; returns the graph and the tensor its replays write.
+    A warm-up run on a side stream first (libraries set up their workspaces
+    outside a capture); it does the step's real work, which a replay redoes."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    # thread_local: the decoder's other threads (responses, cancellation
+    # checks, mask fills) may touch CUDA while the engine thread captures.
+    with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
+        output = run()
+    return graph, output

@@ -36,6 +36,7 @@ from engine.linear import Linear
 
 if TYPE_CHECKING:
     from engine.decode_graphs import DecodeGraphs
+    from engine.prefill_graphs import PrefillGraphs
 
 LEAN_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 _ROPE_TYPES = frozenset({"default", "llama3"})
@@ -143,6 +144,8 @@ class LeanCausalLM:
         self._grow_rotary(int(config.max_position_embeddings))
         # Set by the runner on CUDA: RunningBatch then decodes through it.
         self.decode_graphs: DecodeGraphs | None = None
+        # Likewise: the runner then prefills short prompts through it.
+        self.prefill_graphs: PrefillGraphs | None = None
 
     @staticmethod
     def _fuse(layer: torch.nn.Module) -> _Layer:

@@ -22,11 +22,12 @@ from transformers import (
 from engine.decode_graphs import CUDA_GRAPHS_ENV, DecodeGraphs
 from engine.kv_batch import RunningBatch
 from engine.lean_llama import LeanCausalLM, lean_support_problem
+from engine.prefill_graphs import PrefillGraphs
 
 # auto: the lean forward for the Llama family, Hugging Face's modeling for the
 # rest; lean: refuse to start if the model is not of the Llama family; hf:
-# always Hugging Face's modeling. On CUDA the lean forward's decode steps are
-# replayed CUDA graphs unless CT_CUDA_GRAPHS=0.
+# always Hugging Face's modeling. On CUDA the lean forward's decode steps and
+# short prompts' prefills are replayed CUDA graphs unless CT_CUDA_GRAPHS=0.
 MODEL_IMPL_ENV = "CT_MODEL_IMPL"
 MODEL_IMPLS = ("auto", "lean", "hf")
 
@@ -132,6 +133,7 @@ class ModelRunner:
         graphs_wanted = cuda_graphs_on()  # read on any device: a typo is an error everywhere
         if isinstance(forward, LeanCausalLM) and forward.device.type == "cuda" and graphs_wanted:
             forward.decode_graphs = DecodeGraphs(forward)
+            forward.prefill_graphs = PrefillGraphs(forward)
         config = model.config
         vocab_size = int(config.vocab_size)
         tokenizer_info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
@@ -187,6 +189,10 @@ class ModelRunner:
         for row, prompt in enumerate(prompts):
             ids[row, longest - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
             mask[row, longest - len(prompt) :] = 1
+        graphs = getattr(self.model, "prefill_graphs", None)
+        if graphs is not None and graphs.bucket(len(prompts), longest) is not None:
+            logits, cache = graphs.run(ids, mask)
+            return logits[:, : self.vocab_size], cache, mask
         positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
         device = self.model.device
         output = self.model(
