@@ -16,16 +16,16 @@ and moves as rows leave). :meth:`LeanCausalLM.decode_static` is that step:
   padded up to a bucket (1, 2, 4, 8, 16) by left-padding every row further,
   as the eager step pads its shorter rows: a constrained request alone is
   wide on most steps (JSON keys and punctuation are forced), so a graph for
-  one token alone would rarely replay for it. Wide steps are graphed for
-  small batches only (``MAX_WIDE_GRAPH_POSITIONS``, measured);
+  one token alone would rarely replay for it. Wide steps are graphed while
+  their padded positions stay few (``MAX_WIDE_GRAPH_POSITIONS``, measured);
 - each layer's new keys and values go into columns (a tensor whose values
   change, not its address) of the running batch's whole storage
   (``SlotLayer``), and attention reads all of the storage's columns, with a
   mask over every column outside a row's real positions.
 
 A graph is only good for the storage and rotary tables it was captured
-against: when ``RunningBatch`` reallocates (a new peak of rows, columns run
-out) or the tables grow, every graph is dropped and buckets are captured
+against: when ``RunningBatch`` reallocates (a new peak of rows, a window
+that no longer fits its storage) or the tables grow, every graph is dropped and buckets are captured
 again as they come up. Off CUDA (and where capture fails, which is logged)
 the same static step runs eagerly, which is what the CPU tests check against
 the eager forward.
@@ -46,17 +46,17 @@ ROW_BUCKETS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 # New tokens per row a graph is captured for; wider steps run eagerly.
 WIDTH_BUCKETS = (1, 2, 4, 8, 16)
 # A step wider than one token is graphed only while its padded rows x width
-# stay within this many positions. Measured on an H200 (Llama-3.2-1B shape,
-# 128k vocabulary, JSON-constrained TPOT, bench/results/gpu-h200): graphing
-# wide steps took c=1 from 6.2 to 5.2 ms, but c=16 from 14.0 to 17.8 and c=64
-# from 20.6 to 30.7 against graphing one-token steps only. Not recaptures:
-# with the window moved within its storage (``RunningBatch``) the graphs were
-# dropped at most twice a run and c=16/64 still took 11.1 -> 13.5 and
-# 23.4 -> 28.5 ms (``python -m bench.gpu``, its wide-graph runs). Padding every
-# row to the bucket's width spends storage columns on padding and the graph
-# attends over all of them, where an eager step pads to the batch's real
-# width and attends over its window only.
-MAX_WIDE_GRAPH_POSITIONS = 16
+# stay within this many positions: each padded position is computed, and
+# attention reads every storage column, where an eager step pads to the
+# batch's real width and attends over its window only. Measured on an H200
+# (Llama-3.2-1B shape, 128k vocabulary, JSON-constrained steps, median step
+# of ``python -m bench.gpu``): graphing wide steps at any batch took c=16
+# from 11.3 to 5.8 ms (16 rows x widths up to 16) but c=64 from 19.0 to
+# 24.7 ms (up to 1024 positions a step); c=1 gains either way (6.2 -> 5.2 ms
+# mean in bench/results/gpu-h200). Recaptures are not the cost: with the
+# window moved within its storage (``RunningBatch``), graphs were dropped at
+# most twice a run.
+MAX_WIDE_GRAPH_POSITIONS = 256
 CUDA_GRAPHS_ENV = "CT_CUDA_GRAPHS"
 
 log = logging.getLogger(__name__)
