@@ -15,10 +15,12 @@ Phases, each written to the report even if a later one fails:
    runs' texts agree is reported (random weights give near-tied logits,
    which half-precision rounding may break either way).
 2. ``forward``: the bare decode forward at 1/16/64 rows, graphs on and off.
+   ``parts``: the LM head alone with its output padded for cuBLAS or not,
+   and prompts prefilled eagerly or through prefill graphs.
 3. ``tpot``: TPOT at c=1/16/64, JSON-constrained and free, graphs on and
    off; c=16 constrained with masks applied without xgrammar's Triton
    kernel (the path for a GPU without the ``triton`` package); c=64
-   constrained with only two xgrammar threads filling masks; JSON at each c
+   constrained with eight xgrammar threads filling masks; JSON at each c
    with wide (jump-forward) steps graphed whatever the batch, and with
    prompts prefilled eagerly.
 
@@ -48,6 +50,7 @@ from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
 from engine.kv_batch import RunningBatch
 from engine.lean_llama import LeanCausalLM
+from engine.linear import Linear
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.prefill_graphs import PrefillGraphs
@@ -88,8 +91,8 @@ PERSON_SCHEMA = {
 CONCURRENCY = (1, 16, 64)
 FORWARD_ROWS = (1, 16, 64)
 # xgrammar threads for one extra c=64 run (the engine's default beside a GPU
-# is half the cores, 2 to 8).
-FEW_MASK_THREADS = 2
+# is two, GPU_MASK_THREADS).
+MANY_MASK_THREADS = 8
 # Wide (jump-forward) steps graphed whatever the batch, for one run per c.
 WIDE_EVERYWHERE = 1 << 20
 
@@ -208,6 +211,47 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
 
 
+def _mean_ms(call: Callable[[], object], repeats: int) -> float:
+    for _ in range(3):
+        call()
+    _synchronize()
+    started = time.perf_counter()
+    for _ in range(repeats):
+        call()
+    _synchronize()
+    return (time.perf_counter() - started) * 1000 / repeats
+
+
+def parts_phase(runner: ModelRunner, repeats: int) -> dict:
+    """Two parts of a step alone, each with and without what speeds it up on
+    a GPU: the LM head with its output padded to GPU_OUT_ALIGNMENT columns
+    or not, and prompts prefilled eagerly or through prefill graphs."""
+    model = runner.model
+    assert isinstance(model, LeanCausalLM)
+    config = model.config
+    weight = torch.randn(
+        config.vocab_size, config.hidden_size, device=model.device, dtype=model.dtype
+    )
+    heads = {"unpadded": Linear(weight, pad_out_to=1), "padded": Linear(weight, pad_out_to=64)}
+    head = []
+    for rows in FORWARD_ROWS:
+        hidden = torch.randn(rows, weight.shape[1], device=weight.device, dtype=weight.dtype)
+        timings = {name: _mean_ms(lambda h=h, x=hidden: h(x), repeats) for name, h in heads.items()}
+        head.append({"rows": rows, **timings})
+    short = runner.tokenizer.encode(PROMPTS[0])
+    long = runner.tokenizer.encode(" ".join(PROMPTS) * 3)
+    prefills = {"one short": [short], "four short": [short] * 4, "one long": [long]}
+    prefill, kept = [], model.prefill_graphs
+    for name, prompts in prefills.items():
+        timings = {}
+        for label, graphs in (("eager", None), ("graphs", PrefillGraphs(model))):
+            model.prefill_graphs = graphs
+            timings[label] = _mean_ms(lambda p=prompts: runner.prefill_many(p), repeats)
+        prefill.append({"prompts": name, "tokens": max(map(len, prompts)), **timings})
+    model.prefill_graphs = kept
+    return {"lm_head_ms": head, "prefill_ms": prefill}
+
+
 def forward_phase(runner: ModelRunner, repeats: int) -> list[dict]:
     """The bare decode forward (no grammar, no sampling) at each row count."""
     results = []
@@ -271,7 +315,7 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
         for constraint in (schema, Constraint())
     ]
     runs.append(_TpotRun(True, 16, schema, configure=_without_xgrammar_kernel))
-    runs.append(_TpotRun(True, 64, schema, mask_threads=FEW_MASK_THREADS))
+    runs.append(_TpotRun(True, 64, schema, mask_threads=MANY_MASK_THREADS))
     runs += [
         _TpotRun(True, concurrency, schema, wide_graph_positions=WIDE_EVERYWHERE)
         for concurrency in CONCURRENCY
@@ -316,6 +360,19 @@ def environment() -> dict:
     return found
 
 
+def _plain(run: dict) -> bool:
+    """Whether a run is one of the main table's on/off pairs (files written
+    before runs said so: the xgrammar kernel and the default mask threads)."""
+    if "plain" in run:
+        return run["plain"]
+    return run["xgrammar_gpu_kernel"] and run["mask_threads"] == "default"
+
+
+def _tpot_cell(run: dict) -> str:
+    """Mean and median step: a run's mean also carries its graph captures."""
+    return f"{run['tpot_ms']:.2f} / {run['step_ms_p50']:.2f} ({run['tokens_per_s']:,.0f})"
+
+
 def summary_markdown(report: dict) -> str:
     """The report's TPOT and forward tables, graphs on beside off."""
     environment = report.get("environment", {})
@@ -326,12 +383,12 @@ def summary_markdown(report: dict) -> str:
         "",
         f"Outputs: {report.get('outputs')}",
         "",
-        "| TPOT ms (tokens/s) | graphs on | graphs off | on / off |",
+        "| TPOT ms, mean / median step (tokens/s) | graphs on | graphs off | on / off (mean) |",
         "|---|---|---|---|",
     ]
     tpot = report.get("tpot")
     if isinstance(tpot, list):
-        plain = [run for run in tpot if run.get("plain", True)]
+        plain = [run for run in tpot if _plain(run)]
         for concurrency in CONCURRENCY:
             for constraint in ("json_schema", "none"):
                 pair = {
@@ -343,20 +400,29 @@ def summary_markdown(report: dict) -> str:
                     continue
                 on, off = pair[True], pair[False]
                 lines.append(
-                    f"| c={concurrency} {constraint} | {on['tpot_ms']:.2f} "
-                    f"({on['tokens_per_s']:,.0f}) | {off['tpot_ms']:.2f} "
-                    f"({off['tokens_per_s']:,.0f}) | {on['tpot_ms'] / off['tpot_ms']:.2f} |"
+                    f"| c={concurrency} {constraint} | {_tpot_cell(on)} | {_tpot_cell(off)} "
+                    f"| {on['tpot_ms'] / off['tpot_ms']:.2f} |"
                 )
         for run in tpot:
-            if not run.get("plain", True):
+            if not _plain(run):
                 lines.append(
                     f"| c={run['concurrency']} {run['constraint']}, graphs "
                     f"{'on' if run['cuda_graphs'] else 'off'}, xgrammar kernel "
                     f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']}, "
                     f"wide steps graphed to {run.get('wide_graph_positions', 16)} positions, "
-                    f"prefill graphs {run.get('prefill_graphs', False)} | "
-                    f"{run['tpot_ms']:.2f} ({run['tokens_per_s']:,.0f}) | | |"
+                    f"prefill graphs {run.get('prefill_graphs', False)} | {_tpot_cell(run)} | | |"
                 )
+    parts = report.get("parts")
+    if isinstance(parts, dict):
+        lines += ["", "| LM head alone, ms | output unpadded | padded to 64 |", "|---|---|---|"]
+        for run in parts["lm_head_ms"]:
+            lines.append(f"| {run['rows']} rows | {run['unpadded']:.3f} | {run['padded']:.3f} |")
+        lines += ["", "| prefill alone, ms | eager | prefill graphs |", "|---|---|---|"]
+        for run in parts["prefill_ms"]:
+            lines.append(
+                f"| {run['prompts']} ({run['tokens']} tokens) | {run['eager']:.2f} "
+                f"| {run['graphs']:.2f} |"
+            )
     forward = report.get("forward")
     if isinstance(forward, list):
         lines += ["", "| bare decode forward, ms | graphs on | graphs off |", "|---|---|---|"]
@@ -391,6 +457,7 @@ def main() -> None:
     phases: dict[str, Callable[[], object]] = {
         "outputs": lambda: outputs_phase(runner),
         "forward": lambda: forward_phase(runner, args.forward_repeats),
+        "parts": lambda: parts_phase(runner, args.forward_repeats),
         "tpot": lambda: tpot_phase(runner, args.steps, args.max_tokens),
     }
     for name, run in phases.items():

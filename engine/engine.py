@@ -11,7 +11,6 @@ grammar is ready and leaves the batch the moment it finishes.
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
@@ -57,6 +56,7 @@ MIN_WATCH_INTERVAL_S = 0.005
 # With every running row waiting for its slow-lane mask, the loop waits for
 # one at most this long before it looks for new requests and cancellations.
 PARKED_WAIT_S = 0.005
+GPU_MASK_THREADS = 2
 
 
 @dataclass
@@ -129,14 +129,16 @@ class _Active:
 
 
 def default_mask_threads(runner: ModelRunner) -> int:
-    """Beside a GPU, half the cores (2 to 8) fill masks: with a 128k
-    vocabulary a GPU step outruns two threads' fills (H200, 1B model, 64 JSON
-    rows: 17 ms of mask wait per step with 2, 7.8 with 8). Beside a CPU's
+    """Beside a GPU, two threads fill masks. Once JSON strings' masks became
+    cheap (a negated class: ~7 µs a row with 128k tokens) more threads cost
+    more in hand-offs than they share: on an H200 (1B shape, 64 JSON rows,
+    ``python -m bench.gpu``, four runs) the step with two threads took
+    12.9 / 14.4 / 19.4 / 17.6 ms against 13.3 / 23.4 / 22.3 / 25.0 with
+    eight, and its mask wait was shorter in every run. A grammar whose masks
+    are slow is filled apart (``engine/slow_lane.py``). Beside a CPU's
     forward, one, on the core its ``torch_threads`` leave spare (more would
     fight the forward: a one-row demo forward took twice as long with two)."""
-    if runner.model.device.type == "cpu":
-        return 1
-    return max(2, min(8, (os.cpu_count() or 4) // 2))
+    return 1 if runner.model.device.type == "cpu" else GPU_MASK_THREADS
 
 
 def default_decode_width_tokens(runner: ModelRunner) -> int:

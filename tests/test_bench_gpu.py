@@ -8,7 +8,14 @@ from pathlib import Path
 
 import torch
 
-from bench.gpu import build_runner, forward_phase, outputs_phase, set_graphs, summary_markdown
+from bench.gpu import (
+    build_runner,
+    forward_phase,
+    outputs_phase,
+    parts_phase,
+    set_graphs,
+    summary_markdown,
+)
 
 TINY_SHAPE = {
     "hidden_size": 64,
@@ -34,6 +41,15 @@ def test_outputs_and_forward_phases_run_with_and_without_the_static_step(
         (rows, on) for rows in (1, 16, 64) for on in (True, False)
     ]
     assert all(run["ms"] > 0 for run in forward)
+    parts = parts_phase(runner, repeats=2)
+    assert [run["rows"] for run in parts["lm_head_ms"]] == [1, 16, 64]
+    assert [run["prompts"] for run in parts["prefill_ms"]] == [
+        "one short",
+        "four short",
+        "one long",
+    ]
+    assert all(run["eager"] > 0 and run["graphs"] > 0 for run in parts["prefill_ms"])
+    assert "| prefill alone, ms | eager | prefill graphs |" in summary_markdown({"parts": parts})
     set_graphs(runner, True)
     assert runner.model.decode_graphs is not None and not runner.model.decode_graphs.capturing
 
@@ -41,5 +57,5 @@ def test_outputs_and_forward_phases_run_with_and_without_the_static_step(
 def test_the_summary_pairs_graphs_on_and_off() -> None:
     summary = summary_markdown(json.loads(H200_RUN.read_text()))
     assert "NVIDIA H200" in summary
-    assert "| c=64 none | 4.25 (15,060) | 7.38 (8,666) | 0.58 |" in summary
+    assert "| c=64 none | 4.25 / 3.70 (15,060) | 7.38 / 7.26 (8,666) | 0.58 |" in summary
     assert "| 1 rows | 1.63 | 5.29 |" in summary
