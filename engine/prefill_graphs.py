@@ -23,6 +23,7 @@ every graph is dropped and captured again as buckets come up.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -37,6 +38,8 @@ ROW_BUCKETS = (1, 2, 4)
 # Prompt lengths (the longest of a prefill's prompts) a graph is captured
 # for; longer prompts are few enough per step, and long enough, to run eagerly.
 LENGTH_BUCKETS = (16, 32, 64, 128, 256, 512)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -99,14 +102,11 @@ class PrefillGraphs:
         if step is None:
             step = self._steps[bucket] = self._new_step(rows, length)
         self._load_inputs(step, ids, mask)
-        if not self._capture:
+        if self._capture and step.graph is None:
+            self._capture_step(step)
+        if step.graph is None:
             logits = self._eager(step)
         else:
-            if step.graph is None:
-                if self._pool is None:
-                    self._pool = torch.cuda.graph_pool_handle()
-                step.graph, step.logits = capture_graph(lambda: self._eager(step), self._pool)
-                self.captures += 1
             step.graph.replay()
             self.replays += 1
             assert step.logits is not None
@@ -119,6 +119,19 @@ class PrefillGraphs:
             layer.keys, layer.values = keys, values
             cache.layers.append(layer)
         return logits[:prompts].clone(), cache
+
+    def _capture_step(self, step: _PrefillStep) -> None:
+        """Captures the bucket's step; if that fails (logged), prefills run
+        eagerly from now on, as before there were graphs."""
+        try:
+            if self._pool is None:
+                self._pool = torch.cuda.graph_pool_handle()
+            step.graph, step.logits = capture_graph(lambda: self._eager(step), self._pool)
+        except RuntimeError:
+            log.exception("CUDA graph capture of a prefill failed; prefilling eagerly from now on")
+            self._capture = False
+            return
+        self.captures += 1
 
     def _load_inputs(self, step: _PrefillStep, ids: torch.Tensor, mask: torch.Tensor) -> None:
         """Pads the prompts further left to the bucket and copies them, their

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine import prefill_graphs
 from engine.kv_batch import RunningBatch
 from engine.model_runner import ModelRunner
 from engine.prefill_graphs import LENGTH_BUCKETS, ROW_BUCKETS, PrefillGraphs
@@ -81,3 +82,31 @@ def test_more_or_longer_prompts_than_the_buckets_run_eagerly(
     torch.testing.assert_close(static_logits, eager.prefill_many(prompts)[0])
     with pytest.raises(ValueError, match="no prefill bucket"):
         graphs.run(torch.zeros(1, LENGTH_BUCKETS[-1] + 1, dtype=torch.long), torch.ones(1, 1))
+
+
+def test_a_failed_capture_leaves_prefills_eager(
+    runners: tuple[ModelRunner, ModelRunner],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A capture that fails (out of GPU memory, say) is logged, and this and
+    every later prefill runs eagerly instead of failing the requests."""
+    eager, _ = runners
+    graphs = PrefillGraphs(eager.model, capture=False)
+    graphs._capture = True  # as on CUDA
+    monkeypatch.setattr(torch.cuda, "graph_pool_handle", lambda: None)
+
+    def fail(run, pool):
+        raise RuntimeError("CUDA error: out of memory")
+
+    monkeypatch.setattr(prefill_graphs, "capture_graph", fail)
+    prompts = _prompts(eager, 4, 9)
+    longest = max(map(len, prompts))
+    ids = torch.tensor([[0] * (longest - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+    logits, _ = graphs.run(ids, mask)
+    torch.testing.assert_close(
+        logits, eager.prefill_many(prompts)[0], atol=TOLERANCE, rtol=TOLERANCE
+    )
+    assert "prefilling eagerly from now on" in caplog.text
+    assert not graphs._capture and graphs.captures == 0
