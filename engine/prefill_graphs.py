@@ -13,10 +13,11 @@ capture) over a key/value storage of its own (one for all buckets, each
 using a corner of it, as the eager decode step reads a window of the batch's
 storage): the prompts, left-padded to the bucket's length, are one wide step
 whose new tokens fill every column of that corner, each attending to the
-real tokens before it (and itself, so padding stays finite). Prompts are padded up to a bucket of rows and of length; more
-or longer ones run eagerly. The keys and values come back as a cache of the
-prompts' own length, copied out of the storage (the next replay rewrites it),
-in one copy for every layer.
+real tokens before it (and itself, so padding stays finite). Prompts are
+padded up to a bucket of rows and of length; more or longer ones run
+eagerly. The keys and values come back as a cache of the prompts' own
+length, copied out of the storage (the next replay rewrites it), in one copy
+for every layer.
 
 A graph is good for the rotary tables it was captured against: if they grow,
 every graph is dropped and captured again as buckets come up.
