@@ -198,9 +198,11 @@ def profile(
     decode_width_tokens: int | None = None,
     configure: Callable[[Engine], None] | None = None,
     mask_threads: int | None = None,
+    temperature: float = 1.0,
 ) -> dict:
     """Drives ``steps`` measured steps with ``concurrency`` requests always
-    running; ``configure`` may adjust the engine before the first request."""
+    running; ``configure`` may adjust the engine before the first request.
+    ``temperature`` 0 is the peers bench's greedy decoding."""
     engine = Engine(
         runner,
         GrammarCache(runner.tokenizer_info),
@@ -216,7 +218,7 @@ def profile(
     def request(index: int, sink: CountingSink) -> GenerationRequest:
         params = SamplingParams(
             max_tokens=max_tokens,
-            temperature=1.0,
+            temperature=temperature,
             seed=1000 + index,
             ignore_eos=True,
             stop_after_match=False,
@@ -255,6 +257,7 @@ def profile(
         "concurrency": concurrency,
         "constraint": constraint.type.value,
         "steps": steps,
+        "temperature": temperature,
         "step_ms_mean": total * 1000 / steps,
         "step_ms_p50": statistics.median(step_seconds) * 1000,
         "parts_ms_mean": {part: round(ms, 4) for part, ms in sorted(parts.items())},
@@ -277,6 +280,9 @@ def main() -> None:
     parser.add_argument(
         "--decode-width-tokens", type=int, help="the engine's cap (default: its own)"
     )
+    parser.add_argument(
+        "--temperature", type=float, default=1.0, help="0: greedy, as the peers bench decodes"
+    )
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
     args = parser.parse_args()
     runner = ModelRunner.load(args.model_dir, device="cpu")
@@ -286,7 +292,13 @@ def main() -> None:
     )
     results = [
         profile(
-            runner, constraint, concurrency, args.steps, args.max_tokens, args.decode_width_tokens
+            runner,
+            constraint,
+            concurrency,
+            args.steps,
+            args.max_tokens,
+            args.decode_width_tokens,
+            temperature=args.temperature,
         )
         for concurrency in args.concurrency
         for constraint in (schema, Constraint())

@@ -41,3 +41,20 @@ class ListSink:
             piece = decode_window(tokenizer, output.window_ids, output.prefix_len)
             texts[output.choice_index] = texts.get(output.choice_index, "") + piece
         return texts
+
+    def choices(self, tokenizer) -> dict[int, tuple[str, str | None, list[int]]]:
+        """Per choice: its text, how it ended, and its logprob entries'
+        tokens (how outputs of several choices interleave depends on timing)."""
+        return {
+            index: (
+                text,
+                [o.finish_reason for o in self.outputs if o.choice_index == index][-1],
+                [
+                    entry.token
+                    for o in self.outputs
+                    if o.choice_index == index
+                    for entry in o.logprobs or []
+                ],
+            )
+            for index, text in self.choice_texts(tokenizer).items()
+        }

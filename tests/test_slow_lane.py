@@ -35,24 +35,6 @@ SCHEMA = {
 }
 
 
-def _choices(runner: ModelRunner, sink: ListSink) -> dict[int, tuple[str, str | None, list[int]]]:
-    """Per choice: its text, how it ended, and its logprob entries' tokens
-    (how outputs of several choices interleave depends on timing)."""
-    return {
-        index: (
-            text,
-            [o.finish_reason for o in sink.outputs if o.choice_index == index][-1],
-            [
-                entry.token
-                for o in sink.outputs
-                if o.choice_index == index
-                for entry in o.logprobs or []
-            ],
-        )
-        for index, text in sink.choice_texts(runner.tokenizer).items()
-    }
-
-
 class SlowLaneCount(EngineMetrics):
     """Counts the tokens sampled after a slow-lane fill, as the metric does."""
 
@@ -139,7 +121,7 @@ def test_rows_filled_in_the_slow_lane_give_the_outputs_they_give_in_the_batch(
         finally:
             engine.shutdown()
         assert all(sink.error is None for sink in sinks)
-        results[every_row_slow] = [_choices(runner, sink) for sink in sinks]
+        results[every_row_slow] = [sink.choices(runner.tokenizer) for sink in sinks]
         if every_row_slow:
             assert metrics.tokens > 50  # the constrained rows did go through the lane
         else:
