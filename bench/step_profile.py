@@ -164,18 +164,26 @@ def _instrument(engine: Engine, timer: ExclusiveTimer) -> dict[str, float]:
         fill(rows, first_row=first_row), "mask_wait"
     )
     fills = {"seconds": 0.0}
-    batch_matcher = engine._structured._batch_matcher
-    original_fill = batch_matcher.batch_fill_next_token_bitmask
 
     class _TimedBatchMatcher:
+        def __init__(self, matcher) -> None:
+            self._fill = matcher.batch_fill_next_token_bitmask
+
         def batch_fill_next_token_bitmask(self, *args):
             started = time.perf_counter()
             try:
-                return original_fill(*args)
+                return self._fill(*args)
             finally:
                 fills["seconds"] += time.perf_counter() - started
 
-    engine._structured._batch_matcher = _TimedBatchMatcher()
+    structured = engine._structured
+    pooled = _TimedBatchMatcher(structured._batch_matcher)
+    # The engine thread's one-thread matcher (beside a GPU) is another object.
+    if structured._inline_matcher is structured._batch_matcher:
+        structured._inline_matcher = pooled
+    else:
+        structured._inline_matcher = _TimedBatchMatcher(structured._inline_matcher)
+    structured._batch_matcher = pooled
     original_row = engine._structured._fill_row
 
     def timed_row(*args) -> None:  # a shared fill's rows, on either thread

@@ -199,6 +199,10 @@ class Engine:
         self._model_seconds = 0.0  # the step in progress's time in the model's forward calls
         self._batch = RunningBatch()
         self._eos_ids = torch.tensor(sorted(runner.eos_token_ids), dtype=torch.long)
+        # A CPU forward holds the engine thread until done: masks start filling
+        # before it, on other threads. A GPU forward returns once its kernels
+        # are queued, so masks filled after it overlap them, even inline.
+        self._fill_before_forward = runner.model.device.type == "cpu"
         # Echo with logprobs: prompt entries computed at prefill, sent with the first output.
         self._prompt_logprobs: dict[str, list[TokenLogprob | None]] = {}
         self._last_cancel_poll = 0.0
@@ -395,9 +399,9 @@ class Engine:
         resumed = self._resume_parked()
         feeds, ready = self._decode_feeds()
         sampling = [active for active, done in zip(self._running, ready, strict=True) if done]
-        # The sampling rows' matchers already know their state: their masks are
-        # filled on other threads while the model runs.
-        masks = self._fill_masks_async(sampling, first_row=0)
+        # The sampling rows' matchers already know their state: their masks
+        # fill while the model runs.
+        masks = self._fill_masks_async(sampling, first_row=0) if self._fill_before_forward else None
         # Logits sampled as two groups, each with its first bitmask row: the
         # decode step's rows as the forward returned them, and the joining
         # prompts' (possibly expanded views, choices sharing a prompt) copied.
@@ -411,6 +415,8 @@ class Engine:
             decoded = self._timed_model_call(self._runner.decode, self._batch, feeds, logits_rows)
             if sampling:
                 groups.append((decoded, sampling, 0))
+        if masks is None:
+            masks = self._fill_masks_async(sampling, first_row=0)
         admitted, prefilled = self._prefill_some()
         if admitted:
             groups.append((torch.cat(prefilled), admitted, len(sampling)))

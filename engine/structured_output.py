@@ -47,6 +47,14 @@ INLINE_FILL_LIMIT = 1 << 15
 # forward (forward 8.0-8.7 ms) and 8.5-8.8 ms inline (forward 6.1-6.3 ms).
 # Slow grammars (a ms a row) still fill beside it.
 SHARED_FILL_ABOVE_S = 1.5e-3
+# Beside a GPU (several mask threads) the same bar decides between one call
+# on xgrammar's thread pool and a fill on the engine thread with a matcher of
+# one thread: the pool's hand-off costs ~35 µs on two idle cores and took
+# 1.7 ms a step on an H200's host for one JSON row (c=1, bench.gpu), where
+# the row fills in ~5 µs alone. A pooled fill's time includes that hand-off,
+# so only fills on one thread update the recent fill time of a row; after
+# this many pooled fills the next runs on one thread to measure it again.
+POOLED_FILLS_BETWEEN_MEASURES = 64
 # Weight of the latest fill in the recent fill time of a row.
 FILL_TIME_SMOOTHING = 0.2
 # A batch fill that took the slow lane's bar tells no row's time; the next one
@@ -97,6 +105,11 @@ class StructuredOutputs:
         self.xgrammar_gpu_kernel = importlib.util.find_spec("triton") is not None
         self._eos_ids = torch.tensor(sorted(eos_token_ids), dtype=torch.long)
         self._batch_matcher = xgr.BatchGrammarMatcher(max_threads=max(1, mask_threads))
+        # Fills on the engine thread: one thread, none of the pool's hand-off.
+        self._inline_matcher = (
+            xgr.BatchGrammarMatcher(max_threads=1) if mask_threads > 1 else self._batch_matcher
+        )
+        self._pooled_fills_until_measure = POOLED_FILLS_BETWEEN_MEASURES
         self._mask_threads = mask_threads
         self._fill_row: FillRow = fill_row  # one row of a shared fill (a profile may time it)
         # No threads: masks fill on the engine thread, before the forward.
@@ -189,9 +202,11 @@ class StructuredOutputs:
             # the pool's one thread, a small fill queues behind it there.
             in_flight = self._last_pooled_fill is not None and not self._last_pooled_fill.done()
             if self._mask_pool is not None and (large or in_flight):
-                self._last_pooled_fill = self._mask_pool.submit(fill, rows, self._bitmask, indices)
+                self._last_pooled_fill = self._mask_pool.submit(
+                    fill, rows, self._bitmask, indices, self._batch_matcher
+                )
                 return self._last_pooled_fill
-            fill(rows, self._bitmask, indices)
+            fill(rows, self._bitmask, indices, self._inline_matcher)
         done: Future[None] = Future()
         done.set_result(None)
         return done
@@ -203,6 +218,16 @@ class StructuredOutputs:
         ``SHARED_FILL_ABOVE_S``."""
         if rows * self._vocab_size < INLINE_FILL_LIMIT:
             return False
+        if not beside_cpu_forward and self._inline_matcher is not self._batch_matcher:
+            # Beside a GPU: pooled while predicted slow, but now and then
+            # inline, as a pooled fill's time does not tell a row's.
+            if self._pooled_fills_until_measure <= 0:
+                self._pooled_fills_until_measure = POOLED_FILLS_BETWEEN_MEASURES
+                return False
+            slow = rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
+            if slow:
+                self._pooled_fills_until_measure -= 1
+            return slow
         return not beside_cpu_forward or rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
 
     def _fill_and_spread_row(
@@ -237,10 +262,14 @@ class StructuredOutputs:
             self._slow.flag(matcher)
 
     def _guarded_batch_fill(
-        self, matchers: list[xgr.GrammarMatcher], bitmask: torch.Tensor, indices: list[int]
+        self,
+        matchers: list[xgr.GrammarMatcher],
+        bitmask: torch.Tensor,
+        indices: list[int],
+        batch_matcher: xgr.BatchGrammarMatcher,
     ) -> None:
-        """The rows through xgrammar's batch call, or one by one, timed, when
-        the last batch call was slow enough to hide a slow row."""
+        """The rows through ``batch_matcher``'s batch call, or one by one,
+        timed, when the last batch call was slow enough to hide a slow row."""
         if self._probe_next_fill:
             self._probe_next_fill = False
             self._fills_until_probe = FILLS_BETWEEN_PROBES
@@ -248,9 +277,10 @@ class StructuredOutputs:
                 self._timed_row_fill(matcher, bitmask, index)
         else:
             started = time.perf_counter()
-            self._batch_matcher.batch_fill_next_token_bitmask(matchers, bitmask, indices)
+            batch_matcher.batch_fill_next_token_bitmask(matchers, bitmask, indices)
             seconds = time.perf_counter() - started
-            self._record_fill_time(seconds / len(matchers))
+            if batch_matcher is self._inline_matcher:  # one thread: the rows' own time
+                self._record_fill_time(seconds / len(matchers))
             self._fills_until_probe -= 1
             if seconds >= self._slow.slow_fill_s:
                 if len(matchers) == 1:

@@ -840,6 +840,57 @@ def test_the_cuda_graph_step_gives_the_eager_steps_text(
     assert graphs.steps > 0
 
 
+def test_masks_filled_after_the_forward_as_beside_a_gpu_give_the_same_text(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside a GPU the step fills its rows' masks after queueing the
+    forward (which then overlaps them), not before: the same greedy and
+    seeded texts, and the fill does come after the forward."""
+    calls: list[str] = []
+    decode, fill, step = runner.decode, engine._fill_masks_async, engine._step
+
+    def recording_decode(*args, **kwargs):
+        calls.append("forward")
+        return decode(*args, **kwargs)
+
+    def recording_fill(rows, *, first_row):
+        calls.append("fill")
+        return fill(rows, first_row=first_row)
+
+    def recording_step():
+        calls.append("step")
+        return step()
+
+    monkeypatch.setattr(runner, "decode", recording_decode)
+    monkeypatch.setattr(engine, "_fill_masks_async", recording_fill)
+    monkeypatch.setattr(engine, "_step", recording_step)
+
+    def first_two_of_decode_steps() -> set[tuple[str, ...]]:
+        steps = " ".join(calls).split("step")
+        return {tuple(part.split()[:2]) for part in steps if "forward" in part}
+
+    def texts() -> list[str]:
+        sinks = [
+            _submit(
+                engine,
+                runner,
+                f"Q{index}: ",
+                SamplingParams(max_tokens=40, seed=index, temperature=index % 2),
+                _regex(pattern),
+            )
+            for index, pattern in enumerate(JUMP_FORWARD_PATTERNS)
+        ]
+        assert all(sink.done.wait(30) and sink.error is None for sink in sinks)
+        return [_text(runner, sink) for sink in sinks]
+
+    before_forward = texts()
+    assert first_two_of_decode_steps() == {("fill", "forward")}
+    calls.clear()
+    engine._fill_before_forward = False
+    assert texts() == before_forward
+    assert first_two_of_decode_steps() == {("forward", "fill")}
+
+
 def test_jump_forward_outputs_satisfy_the_schema_when_sampling(
     engine: Engine, runner: ModelRunner
 ) -> None:

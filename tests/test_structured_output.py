@@ -14,6 +14,7 @@ from engine.slow_lane import SLOW_ROW_FILL_S
 from engine.structured_output import (
     FILL_TIME_SMOOTHING,
     INLINE_FILL_LIMIT,
+    POOLED_FILLS_BETWEEN_MEASURES,
     SHARED_FILL_ABOVE_S,
     StructuredOutputs,
 )
@@ -113,7 +114,8 @@ def test_a_small_fill_waits_behind_a_pooled_batch_fill_in_flight() -> None:
     rows (a small fill) come while its running rows' fill (large, on the
     pool) may still be going: never both at once."""
     outputs = _two_row_pooling(mask_threads=2)
-    fake = outputs._batch_matcher = _OneAtATimeMatcher()  # type: ignore[assignment]
+    outputs._row_fill_s = SHARED_FILL_ABOVE_S  # rows predicted slow: pooled
+    fake = outputs._batch_matcher = outputs._inline_matcher = _OneAtATimeMatcher()  # type: ignore[assignment]
     running = outputs.fill_masks_async([_Row(), _Row()], [None, None], first_row=0)  # type: ignore[list-item]
     admitted = outputs.fill_masks_async([_Row()], [None], first_row=2)  # type: ignore[list-item]
     assert not admitted.done()  # queued, not run beside the first
@@ -138,7 +140,7 @@ def test_with_one_mask_thread_a_fill_goes_beside_the_forward_only_when_it_is_slo
             filled_on.append(threading.current_thread().name)
             time.sleep(0.002)
 
-    outputs._batch_matcher = _Recording()  # type: ignore[assignment]
+    outputs._batch_matcher = outputs._inline_matcher = _Recording()  # type: ignore[assignment]
     fill = outputs.fill_masks_async([_Row(), _Row()], [None, None], first_row=0)  # type: ignore[list-item]
     assert fill.done() and filled_on == [threading.main_thread().name]
     assert outputs._row_fill_s >= FILL_TIME_SMOOTHING * 0.001  # 2 ms over two rows
@@ -149,6 +151,39 @@ def test_with_one_mask_thread_a_fill_goes_beside_the_forward_only_when_it_is_slo
     assert isinstance(shared, SharedFill)
     shared.result(5)
     assert len(filled_on) == 1  # the shared fill went row by row, not through the batch
+
+
+def test_with_several_mask_threads_a_fill_goes_to_the_pool_only_when_it_is_slow() -> None:
+    """Beside a GPU: a fill predicted short runs on the calling thread with a
+    one-thread matcher (the pool's hand-off costs more than a short fill), and
+    only such fills update the prediction; a pooled one does not, and after
+    POOLED_FILLS_BETWEEN_MEASURES of them one runs inline again to measure."""
+    outputs = _two_row_pooling(mask_threads=2)
+    filled_by: list[tuple[str, str]] = []
+
+    class _Recording:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def batch_fill_next_token_bitmask(self, matchers, bitmask, indices) -> None:
+            filled_by.append((self.name, threading.current_thread().name))
+            time.sleep(SLOW_ROW_FILL_S / 2)  # under the slow lane's bar: no row-by-row probe
+
+    outputs._batch_matcher = _Recording("pool")  # type: ignore[assignment]
+    outputs._inline_matcher = _Recording("one thread")  # type: ignore[assignment]
+    rows = [_Row(), _Row()]
+    assert outputs.fill_masks_async(rows, [None, None], first_row=0).done()  # type: ignore[arg-type]
+    assert filled_by == [("one thread", threading.main_thread().name)]
+    assert outputs._row_fill_s >= FILL_TIME_SMOOTHING * SLOW_ROW_FILL_S / 4  # over two rows
+
+    outputs._row_fill_s = SHARED_FILL_ABOVE_S
+    for _ in range(POOLED_FILLS_BETWEEN_MEASURES):
+        outputs.fill_masks_async(rows, [None, None], first_row=0).result(5)  # type: ignore[arg-type]
+    assert {name for name, _ in filled_by[1:]} == {"pool"}
+    assert outputs._row_fill_s == SHARED_FILL_ABOVE_S  # pooled times are not the rows' own
+    assert outputs.fill_masks_async(rows, [None, None], first_row=0).done()  # type: ignore[arg-type]
+    assert filled_by[-1] == ("one thread", threading.main_thread().name)
+    assert outputs._row_fill_s < SHARED_FILL_ABOVE_S
 
 
 def test_with_one_mask_thread_the_waiting_thread_shares_the_rows() -> None:
@@ -216,7 +251,7 @@ def test_a_shared_fill_spreads_its_rows_into_biases_that_a_later_fill_retires(
         def batch_fill_next_token_bitmask(self, matchers, bitmask, indices) -> None:
             bitmask[indices[0]] = ~words[indices[0]]
 
-    outputs._batch_matcher = _Inverts()  # type: ignore[assignment]
+    outputs._batch_matcher = outputs._inline_matcher = _Inverts()  # type: ignore[assignment]
     assert outputs.fill_masks_async([_Row()], [None], first_row=1).done()  # type: ignore[list-item]
     assert outputs._biased_rows == {3}
     logits = torch.randn(1, vocab, generator=generator).to(dtype)
@@ -246,7 +281,7 @@ def test_a_slow_batch_fill_is_followed_by_one_row_by_row_that_finds_the_slow_row
     next fill goes row by row, timed, and only the row that was slow
     there leaves for the lane, whose mask is then filled apart."""
     outputs = _outputs(3)
-    outputs._batch_matcher = _SlowBatch()  # type: ignore[assignment]
+    outputs._batch_matcher = outputs._inline_matcher = _SlowBatch()  # type: ignore[assignment]
     slow, fast = _LaneRow(), _LaneRow()
 
     def fill_row(matcher, bitmask, index) -> None:
