@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import DynamicCache, PretrainedConfig, PreTrainedModel
 
-from engine.linear import Linear
+from engine.linear import GPU_OUT_ALIGNMENT, Linear
 
 if TYPE_CHECKING:
     from engine.decode_graphs import DecodeGraphs
@@ -136,8 +136,12 @@ class LeanCausalLM:
         decoder = model.model
         self.embed = decoder.embed_tokens.weight.detach()
         self.norm = decoder.norm.weight.detach()
-        # On a CPU a tied head costs its size once more (packed for oneDNN).
-        self._head = Linear(model.lm_head.weight.detach())
+        # On a CPU a tied head costs its size once more (packed for oneDNN);
+        # on a GPU it does where the vocabulary is not a multiple of 64.
+        self._head = Linear(
+            model.lm_head.weight.detach(),
+            pad_out_to=GPU_OUT_ALIGNMENT if self.device.type == "cuda" else 1,
+        )
         self.layers = [self._fuse(layer) for layer in decoder.layers]
         self._inverse = _inverse_frequencies(config, self.head_dim)
         self._cos = self._signed_sin = torch.empty(0)

@@ -56,10 +56,11 @@ ROW_STEP = 8
 # Weights up to this size keep a plain copy beside the packed one.
 SMALL_WEIGHT_BYTES = 4 << 20
 _PACKABLE_DTYPES = frozenset({torch.float32, torch.bfloat16})
-# On a GPU, outputs are computed in a multiple of this many columns. Measured
-# on an H200 (Llama-3.2-1B shape, bf16): the LM head of the bench's 128,257
-# tokens ran on a slow fallback kernel, 0.59 ms a decode step at 16 rows,
-# where reading its 0.5 GB of weights takes ~0.11 ms.
+# On a GPU, an LM head computes its output in a multiple of this many
+# columns: an odd output row takes cuBLAS off its fast kernels. Measured on an
+# H200 (Llama-3.2-1B shape, bf16), the head of the bench's 128,257 tokens
+# took 0.59-0.61 ms a decode step at 16 or 64 rows, 0.13-0.15 ms padded
+# (reading its 0.5 GB of weights takes ~0.11 ms).
 GPU_OUT_ALIGNMENT = 64
 
 
@@ -67,15 +68,12 @@ class Linear:
     """``x @ weight.T + bias``, through the packed weight where that is faster."""
 
     def __init__(
-        self, weight: torch.Tensor, bias: torch.Tensor | None = None, *, pad_out_to: int = 0
+        self, weight: torch.Tensor, bias: torch.Tensor | None = None, *, pad_out_to: int = 1
     ) -> None:
         """``pad_out_to``: compute outputs in a multiple of this many columns
-        (zero weights), the rest sliced off; by default ``GPU_OUT_ALIGNMENT``
-        on a GPU, where an output row of odd length takes cuBLAS off its fast
-        kernels."""
+        (zero weights), the rest sliced off (the result is then a view with
+        rows further apart): for an LM head on a GPU, ``GPU_OUT_ALIGNMENT``."""
         self.out_features = weight.shape[0]
-        if not pad_out_to:
-            pad_out_to = GPU_OUT_ALIGNMENT if weight.device.type == "cuda" else 1
         padding = -self.out_features % pad_out_to
         if padding:
             weight = F.pad(weight, (0, 0, 0, padding))

@@ -122,7 +122,7 @@ def test_packed_calls_see_only_a_few_row_counts(monkeypatch: pytest.MonkeyPatch)
 def test_outputs_padded_to_an_alignment_are_sliced_back(
     rows: int, packing: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What a GPU does by default (an LM head of 128,257 tokens): the padded
+    """What an LM head on a GPU does (the bench's 128,257 tokens): the padded
     columns never show, through either path, ``add_to`` included."""
     if not packing:
         monkeypatch.setattr(linear, "_packing_works", lambda: False)
