@@ -22,7 +22,8 @@ Phases, each written to the report even if a later one fails:
    kernel (the path for a GPU without the ``triton`` package); c=64
    constrained with eight xgrammar threads filling masks; JSON at each c
    with wide (jump-forward) steps graphed whatever the batch, and with
-   prompts prefilled eagerly.
+   prompts prefilled eagerly; c=64 JSON with at most 256 positions a step
+   (forced tokens fed over several steps, every step graphed).
 
     python -m bench.gpu --tokenizer-dir .cache/models/bench-llama3 --output gpu.json
     python -m bench.gpu --render gpu.json > summary.md
@@ -294,6 +295,7 @@ class _TpotRun:
     mask_threads: int | None = None
     wide_graph_positions: int = MAX_WIDE_GRAPH_POSITIONS
     prefill_graphs: bool = True
+    decode_width_tokens: int | None = None  # None: the engine's default
 
     @property
     def plain(self) -> bool:
@@ -303,6 +305,7 @@ class _TpotRun:
             and self.mask_threads is None
             and self.wide_graph_positions == MAX_WIDE_GRAPH_POSITIONS
             and self.prefill_graphs
+            and self.decode_width_tokens is None
         )
 
 
@@ -323,6 +326,9 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
     runs += [
         _TpotRun(True, concurrency, schema, prefill_graphs=False) for concurrency in CONCURRENCY
     ]
+    # Forced tokens fed over several steps where a step would pass what graphs
+    # take: every c=64 step graphed, rows with long forced runs taking more steps.
+    runs.append(_TpotRun(True, 64, schema, decode_width_tokens=MAX_WIDE_GRAPH_POSITIONS))
     results = []
     for run in runs:
         set_graphs(runner, run.graphs, run.wide_graph_positions, run.prefill_graphs)
@@ -332,6 +338,7 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
             run.concurrency,
             steps,
             max_tokens,
+            decode_width_tokens=run.decode_width_tokens,
             configure=run.configure,
             mask_threads=run.mask_threads,
         )
@@ -341,6 +348,7 @@ def tpot_phase(runner: ModelRunner, steps: int, max_tokens: int) -> list[dict]:
         result["mask_threads"] = run.mask_threads or "default"
         result["wide_graph_positions"] = run.wide_graph_positions
         result["prefill_graphs"] = run.graphs and run.prefill_graphs
+        result["decode_width_tokens"] = run.decode_width_tokens or "default"
         result["plain"] = run.plain
         result["tpot_ms"] = result["step_ms_mean"]
         results.append(result)
@@ -410,7 +418,8 @@ def summary_markdown(report: dict) -> str:
                     f"{'on' if run['cuda_graphs'] else 'off'}, xgrammar kernel "
                     f"{run['xgrammar_gpu_kernel']}, mask threads {run['mask_threads']}, "
                     f"wide steps graphed to {run.get('wide_graph_positions', 16)} positions, "
-                    f"prefill graphs {run.get('prefill_graphs', False)} | {_tpot_cell(run)} | | |"
+                    f"prefill graphs {run.get('prefill_graphs', False)}, decode width tokens "
+                    f"{run.get('decode_width_tokens', 'default')} | {_tpot_cell(run)} | | |"
                 )
     parts = report.get("parts")
     if isinstance(parts, dict):
