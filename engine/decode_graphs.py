@@ -26,9 +26,9 @@ and moves as rows leave). :meth:`LeanCausalLM.decode_static` is that step:
 A graph is only good for the storage and rotary tables it was captured
 against: when ``RunningBatch`` reallocates (a new peak of rows, a window
 that no longer fits its storage) or the tables grow, every graph is dropped
-and buckets are captured again as they come up. Off CUDA (and where capture fails, which is logged)
-the same static step runs eagerly, which is what the CPU tests check against
-the eager forward.
+and buckets are captured again as they come up. Off CUDA (and where capture
+fails, which is logged) the same static step runs eagerly, which is what the
+CPU tests check against the eager forward.
 """
 
 from __future__ import annotations
