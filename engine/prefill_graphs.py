@@ -2,8 +2,9 @@
 
 Why: on a GPU a small model's prefill of a short prompt is bound by kernel
 launches, as its eager decode step is: a Llama-3.2-1B shape on an H200 took
-5.2 ms to prefill a 4-token prompt, 5.2 ms for four of them and 5.6 ms for
-175 tokens, ~330 kernel launches each. Where requests finish at different
+5-11 ms (from run to run) to prefill a 4-token prompt, four of them or 175
+tokens alike, ~330 kernel launches each; 1.7, 1.8 and 2.4 ms graphed
+(``python -m bench.gpu``, its ``parts``). Where requests finish at different
 steps (constrained ones do: a JSON object ends when it ends), a prompt joins
 on most steps, so this is paid on most steps, beside a graphed decode step of
 ~2 ms.
