@@ -30,6 +30,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+import torch
+
 from bench.report import print_and_save
 from bench.workload import PROMPTS, USER_JSON_SCHEMA
 from engine.engine import Engine
@@ -37,6 +39,7 @@ from engine.grammar_cache import GrammarCache
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import GenerationRequest, StepOutput
+from engine.settings import forward_threads
 from grammar_compiler import compile_json_schema
 
 # Parts of a step, timed exclusively; "other" is the step minus all of them.
@@ -293,6 +296,9 @@ def main() -> None:
     )
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
     args = parser.parse_args()
+    # The forward's threads as the served decoder sets them (``torch_threads``
+    # auto: every core but one, which the mask thread then has).
+    torch.set_num_threads(forward_threads("auto") or torch.get_num_threads())
     runner = ModelRunner.load(args.model_dir, device="cpu")
     schema = Constraint(
         type=ConstraintType.JSON_SCHEMA,

@@ -21,6 +21,8 @@ import json
 import time
 from pathlib import Path
 
+import torch
+
 from bench.peers.workload import MAX_TOKENS, SCHEMA
 from bench.report import print_and_save
 from bench.step_profile import CountingSink, SteadyLoad
@@ -30,6 +32,7 @@ from engine.grammar_cache import GrammarCache
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
 from engine.request import GenerationRequest
+from engine.settings import forward_threads
 from grammar_compiler import compile_json_schema
 
 HELD_MS = 3_600_000.0  # the frontend's collected requests: one response at the end
@@ -93,6 +96,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs per concurrency")
     parser.add_argument("--output", type=Path, help="also write the results here as JSON")
     args = parser.parse_args()
+    # The forward's threads as the served decoder sets them (``torch_threads``
+    # auto: every core but one, which the mask thread then has).
+    torch.set_num_threads(forward_threads("auto") or torch.get_num_threads())
     runner = ModelRunner.load(args.model_dir, device="cpu")
     results = []
     for concurrency in args.concurrency:
