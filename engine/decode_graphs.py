@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class _BucketStep:
+class BucketStep:
     """One bucket's fixed input buffers, its graph once captured, and the
     graph's output."""
 
@@ -88,7 +88,7 @@ class DecodeGraphs:
         self._model = model
         self._capture = capture and model.device.type == "cuda"
         self._max_wide_positions = max_wide_positions
-        self._steps: dict[tuple[int, int], _BucketStep] = {}
+        self._steps: dict[tuple[int, int], BucketStep] = {}
         self._captured_against: tuple[int, ...] = ()
         self._pool = None
         self.steps = 0
@@ -155,7 +155,7 @@ class DecodeGraphs:
         self.replays += 1
         return step.logits
 
-    def _eager(self, step: _BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]):
+    def _eager(self, step: BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]):
         return self._model.decode_static(step.ids, step.positions, step.mask, step.columns, stores)
 
     def _forget_stale_graphs(self, stores: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
@@ -170,9 +170,9 @@ class DecodeGraphs:
             self._pool = None  # the old graphs' memory goes back with them
             self._captured_against = current
 
-    def _new_step(self, rows: int, width: int, columns: int) -> _BucketStep:
+    def _new_step(self, rows: int, width: int, columns: int) -> BucketStep:
         device = self._model.device
-        return _BucketStep(
+        return BucketStep(
             ids=torch.zeros(rows, width, dtype=torch.long, device=device),
             positions=torch.zeros(rows, width, dtype=torch.long, device=device),
             mask=torch.zeros(rows, 1, width, columns, dtype=torch.bool, device=device),
@@ -180,7 +180,7 @@ class DecodeGraphs:
         )
 
     def _capture_step(
-        self, step: _BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]
+        self, step: BucketStep, stores: list[tuple[torch.Tensor, torch.Tensor]]
     ) -> None:
         if self._pool is None:
             self._pool = torch.cuda.graph_pool_handle()

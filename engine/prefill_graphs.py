@@ -27,13 +27,13 @@ every graph is dropped and captured again as buckets come up.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-from engine.decode_graphs import capture_graph
+from engine.decode_graphs import BucketStep, capture_graph
 from engine.lean_llama import LeanCausalLM
 
 # Prompts per prefill a graph is captured for; more run eagerly.
@@ -46,19 +46,12 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class _PrefillStep:
-    """One bucket's fixed inputs, its storage, its graph once captured, and
-    the graph's output."""
+class _PrefillStep(BucketStep):
+    """A decode bucket's step, with the corner of the prefill storage it fills."""
 
-    ids: torch.Tensor
-    positions: torch.Tensor
-    mask: torch.Tensor
-    columns: torch.Tensor
     # [layers, 2 (keys, values), rows, kv heads, length, head dim]: a corner
     # of the storage all buckets share.
-    stores: torch.Tensor
-    graph: torch.cuda.CUDAGraph | None = None
-    logits: torch.Tensor | None = None
+    stores: torch.Tensor = field(kw_only=True)
 
     def layer_stores(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         return [(layer[0], layer[1]) for layer in self.stores]

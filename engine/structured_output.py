@@ -186,7 +186,7 @@ class StructuredOutputs:
             self._biased_rows.difference_update(indices)
             self._row_leads.update(zip(indices, row_leads, strict=True))
             beside_cpu_forward = self._mask_pool is not None and self._mask_threads == 1
-            large = self._worth_a_thread(len(rows), beside_cpu_forward)
+            large = self._worth_a_thread(len(rows))
             if beside_cpu_forward and large:
                 if self._row_bias is None:  # pages are touched only by rows in use
                     with torch.inference_mode(False):  # the pool thread writes it outside
@@ -211,24 +211,22 @@ class StructuredOutputs:
         done.set_result(None)
         return done
 
-    def _worth_a_thread(self, rows: int, beside_cpu_forward: bool) -> bool:
+    def _worth_a_thread(self, rows: int) -> bool:
         """Whether filling ``rows`` rows pays for a hand-off to another thread:
-        enough vocabulary to fill, and beside a CPU forward (where the two
-        threads contend for the GIL) a fill predicted to take
-        ``SHARED_FILL_ABOVE_S``."""
+        enough vocabulary to fill, and a fill predicted to take
+        ``SHARED_FILL_ABOVE_S`` (beside a CPU forward the two threads contend
+        for the GIL; beside a GPU the pool's hand-off outweighs a short fill)."""
         if rows * self._vocab_size < INLINE_FILL_LIMIT:
             return False
-        if not beside_cpu_forward and self._inline_matcher is not self._batch_matcher:
-            # Beside a GPU: pooled while predicted slow, but now and then
-            # inline, as a pooled fill's time does not tell a row's.
+        slow = rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
+        if self._mask_threads > 1:
+            # Pooled fills' times do not tell a row's: now and then one inline.
             if self._pooled_fills_until_measure <= 0:
                 self._pooled_fills_until_measure = POOLED_FILLS_BETWEEN_MEASURES
                 return False
-            slow = rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
             if slow:
                 self._pooled_fills_until_measure -= 1
-            return slow
-        return not beside_cpu_forward or rows * self._row_fill_s >= SHARED_FILL_ABOVE_S
+        return slow
 
     def _fill_and_spread_row(
         self, matcher: xgr.GrammarMatcher, bitmask: torch.Tensor, index: int
