@@ -285,8 +285,7 @@ class StructuredOutputs:
                     self._slow.flag(matchers[0])
                 elif self._fills_until_probe <= 0:
                     self._probe_next_fill = True
-        for index in indices:
-            self._utf8.restrict(bitmask, index, self._row_leads.get(index))
+        self._utf8.restrict_rows(bitmask, indices, [self._row_leads.get(i) for i in indices])
 
     @property
     def has_slow_rows(self) -> bool:

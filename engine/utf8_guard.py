@@ -89,3 +89,22 @@ class Utf8Guard:
         """Clears row ``index``'s bits of tokens that would break UTF-8."""
         mask = self.allowed if lead is None else self.allowed_after[lead]
         bitmask[index].bitwise_and_(mask)
+
+    def restrict_rows(
+        self, bitmask: torch.Tensor, indices: Sequence[int], leads: Sequence[int | None]
+    ) -> None:
+        """``restrict`` for distinct rows ``indices`` (the i-th ending as
+        ``leads[i]`` says), the rows that end on no restricted lead byte
+        (nearly all) in one operation: a batch fill's rows are consecutive,
+        and one operation a row cost ~50 µs a step at 32 rows, against ~2."""
+        plain = [index for index, lead in zip(indices, leads, strict=True) if lead is None]
+        if plain:
+            low, high = min(plain), max(plain)
+            if high - low + 1 == len(plain):  # distinct: exactly the rows low..high
+                bitmask[low : high + 1].bitwise_and_(self.allowed)
+            else:
+                at = torch.tensor(plain, dtype=torch.long)
+                bitmask[at] = bitmask[at].bitwise_and_(self.allowed)
+        for index, lead in zip(indices, leads, strict=True):
+            if lead is not None:
+                self.restrict(bitmask, index, lead)

@@ -55,6 +55,26 @@ def test_after_a_restricted_lead_only_its_second_bytes_are_allowed(
 
 
 @pytest.mark.parametrize(
+    "indices",
+    [[0, 1, 2, 3], [2, 3, 4], [4, 1, 3], [0, 2, 5]],
+    ids=["all", "consecutive", "unordered", "scattered"],
+)
+def test_restricting_rows_together_equals_restricting_each(indices: list[int]) -> None:
+    """The batch call (one operation for the rows without a lead byte) clears
+    what ``restrict`` clears row by row, and leaves the other rows alone."""
+    guard = Utf8Guard(PIECES, words=1)
+    leads = [guard.pending_lead(1) if i == 3 else None for i in indices]
+    together = torch.full((6, 1), -1, dtype=torch.int32)
+    one_by_one = together.clone()
+    guard.restrict_rows(together, indices, leads)
+    for index, lead in zip(indices, leads, strict=True):
+        guard.restrict(one_by_one, index, lead)
+    assert torch.equal(together, one_by_one)
+    untouched = [i for i in range(6) if i not in indices]
+    assert bool((together[untouched] == -1).all())
+
+
+@pytest.mark.parametrize(
     ("schema", "lead", "invalid", "valid"),
     [
         # xgrammar's own JSON string: ED A0 would begin an encoded surrogate.
