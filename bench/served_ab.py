@@ -6,7 +6,9 @@ drifts 10-20 % between runs minutes apart (``bench.peers`` on the same code:
 c=1 1,063 then 1,248 tokens/s), more than most changes move it, so two runs
 one after the other compare the machine's moods. Here both stacks are up at
 once and every pair of rounds (one per tree, in random order) sees the same
-moment; the idle stack's pollers cost both alike. The workload is
+moment; the idle stack's pollers cost both alike. Each tree's decoder
+also reports its served step over the model's time in it, over its own
+rounds (``bench/decoder_steps.py``). The workload is
 ``bench.peers``'s (its JSON schema, greedy, 64 tokens, collected), and each
 round is ``c`` simultaneous requests after a warm-up round, as there. An
 A/A run (a tree against a copy of itself, 40 pairs) gave 1.012 and 0.973
@@ -28,6 +30,7 @@ import statistics
 from contextlib import ExitStack
 from pathlib import Path
 
+from bench.decoder_steps import StepCounters, read_step_counters, step_share
 from bench.peers.engines import this_service
 from bench.peers.workload import measure, prompt_ids
 from bench.report import print_and_save
@@ -49,6 +52,12 @@ def compare(baseline: list[float], candidate: list[float]) -> dict:
         "candidate_over_baseline": round(candidate_median / baseline_median, 3),
         "paired_ratio": _quartiles(ratios),
     }
+
+
+def _step_over_model(before: StepCounters, metrics_url: str) -> float | None:
+    """The served decoder's step over its model time since ``before``."""
+    ratio = step_share(before, read_step_counters(metrics_url))["step_over_model"]
+    return None if ratio is None else round(ratio, 3)
 
 
 def main() -> None:
@@ -73,11 +82,16 @@ def main() -> None:
         }
         for c in args.concurrency:
             rounds: dict[str, list[float]] = {name: [] for name in trees}
+            counters = {name: read_step_counters(endpoints[name].metrics_url) for name in trees}
             for _ in range(args.pairs):
                 for name in random.sample(list(trees), len(trees)):
                     measured = asyncio.run(measure(endpoints[name], prompts, c, rounds=1))
                     rounds[name].append(measured["tokens_per_s"])
             results[str(c)] = compare(rounds["baseline"], rounds["candidate"])
+            results[str(c)]["step_over_model"] = {
+                name: _step_over_model(counters[name], endpoints[name].metrics_url)
+                for name in trees
+            }
             print(f"c={c}: {results[str(c)]}", flush=True)
     print_and_save(
         {"trees": {name: str(root) for name, root in trees.items()}, "pairs": args.pairs,
