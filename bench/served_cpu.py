@@ -51,36 +51,41 @@ def _stat_fields(pid: str) -> list[str] | None:
         return None
 
 
-def _label(pid: str, frontend_group: int) -> str:
-    """What a process of the stack (or the load's client) is."""
-    if int(pid) == os.getpid():
+def process_label(command: list[str], *, is_client: bool, in_frontend_group: bool) -> str:
+    """What a process of the stack is, from its command line: a Python-backend
+    stub by its model's name, tritonserver, the frontend, or the load's client."""
+    if is_client:
         return "load client (this process)"
-    try:
-        words = [
-            word.decode(errors="replace")
-            for word in (_PROC / pid / "cmdline").read_bytes().split(b"\0")
-        ]
-    except OSError:
-        words = []
-    for word in words:
-        if word.endswith("/1/model.py"):  # a Python-backend stub: its model's name
+    for word in command:
+        if word.endswith("/1/model.py"):  # a stub runs its model's model.py
             return f"stub: {Path(word).parent.parent.name}"
-    if any(word.endswith("/tritonserver") for word in words):
+    if any(word.endswith("/tritonserver") for word in command):
         return "tritonserver"
-    fields = _stat_fields(pid)
-    return "frontend" if fields is not None and int(fields[2]) == frontend_group else "other"
+    return "frontend" if in_frontend_group else "other"
+
+
+def _command(pid: str) -> list[str]:
+    try:
+        raw = (_PROC / pid / "cmdline").read_bytes()
+    except OSError:  # ended meanwhile
+        return []
+    return [word.decode(errors="replace") for word in raw.split(b"\0") if word]
 
 
 def _processes(stack) -> dict[str, tuple[str, float]]:
     """pid -> (label, CPU seconds) of the stack's processes (its two process
     groups: tritonserver with its stubs, the frontend) and this one."""
-    groups = {os.getpgid(stack.triton.pid), os.getpgid(stack.frontend.pid)}
+    frontend_group = os.getpgid(stack.frontend.pid)
+    groups = {os.getpgid(stack.triton.pid), frontend_group}
     found = {}
     for pid in os.listdir(_PROC):
         if not pid.isdigit() or (fields := _stat_fields(pid)) is None:
             continue
-        if int(fields[2]) in groups or int(pid) == os.getpid():
-            label = _label(pid, os.getpgid(stack.frontend.pid))
+        group, is_client = int(fields[2]), int(pid) == os.getpid()
+        if group in groups or is_client:
+            label = process_label(
+                _command(pid), is_client=is_client, in_frontend_group=group == frontend_group
+            )
             found[pid] = (label, (int(fields[11]) + int(fields[12])) * _TICK_S)  # utime + stime
     return found
 

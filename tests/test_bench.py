@@ -18,6 +18,7 @@ from bench.load import split_among
 from bench.mask_fill import SCHEMAS, compiler_and_guard, measure
 from bench.plots import write_plots
 from bench.report import render_summary, write_json, write_summary
+from bench.served_cpu import process_label
 from bench.targets import TARGETS, dig, evaluate
 from bench.timing import RequestTiming, request_summary
 from bench.workload import (
@@ -272,3 +273,26 @@ def test_mask_fill_walks_every_bench_schema_to_its_end(tiny_model_dir: Path) -> 
         result = measure(compiler, guard, schema, walks=2, seed=0)
         assert result["fills"] >= 2 * 8  # every schema needs several tokens
         assert 0 < result["fill_ms_p50"] <= result["fill_ms_p99"] <= result["fill_ms_max"]
+
+
+@pytest.mark.parametrize(
+    ("command", "is_client", "in_frontend_group", "label"),
+    [
+        (
+            ["/opt/triton/backends/python/triton_python_backend_stub",
+             "/srv/model_repository/constrained_decoder/1/model.py", "shm_region_1"],
+            False, False, "stub: constrained_decoder",
+        ),
+        (
+            ["/opt/tritonserver/bin/tritonserver", "--model-repository=/srv/repo"],
+            False, False, "tritonserver",
+        ),
+        ([".venv/bin/python", "-m", "frontend"], False, True, "frontend"),
+        ([".venv/bin/python", "-m", "bench.served_cpu"], True, False, "load client (this process)"),
+        (["/bin/sh", "-c", "sleep 1"], False, False, "other"),
+    ],
+)  # fmt: skip
+def test_served_cpu_names_each_process_of_the_stack(
+    command: list[str], is_client: bool, in_frontend_group: bool, label: str
+) -> None:
+    assert process_label(command, is_client=is_client, in_frontend_group=in_frontend_group) == label
