@@ -786,6 +786,39 @@ def test_canonical_form_hoists_refs_and_drops_annotations() -> None:
     assert "description" not in json.dumps(value) and "title" not in value
 
 
+def test_a_pattern_used_more_than_once_is_one_shared_definition() -> None:
+    """xgrammar builds each inline copy of a negated-class pattern again
+    (maxLength strings are one); a shared definition is built once. A pattern
+    used once, or beside another type, stays inline; the shared name avoids
+    the schema's own."""
+    schema = {
+        "$defs": {"string_1": {"type": "string", "maxLength": 2}},
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 8},
+            "b": {"type": "string", "maxLength": 8},
+            "c": {"type": "array", "items": {"type": "string", "maxLength": 8}},
+            "once": {"type": "string", "maxLength": 5},
+            "nullable": {"type": ["string", "null"], "maxLength": 8},
+            "own": {"$ref": "#/$defs/string_1"},
+        },
+        "required": ["a", "b", "c", "once", "nullable", "own"],
+        "additionalProperties": False,
+    }
+    constraint, decoder = _compiled(json.dumps(schema))
+    value = json.loads(constraint.value)
+    properties = value["properties"]
+    shared = properties["a"]["$ref"].removeprefix("#/$defs/")
+    assert shared != "string_1"
+    assert properties["b"] == properties["c"]["items"] == {"$ref": f"#/$defs/{shared}"}
+    assert value["$defs"][shared]["pattern"].endswith("{0,8}")
+    assert properties["once"]["pattern"].endswith("{0,5}")
+    assert set(properties["nullable"]["type"]) == {"string", "null"}
+    valid = '{"a": "12345678", "b": "", "c": ["x"], "once": "abcde", "nullable": null, "own": "ab"}'
+    assert decoder.accepts(valid)
+    assert not decoder.accepts(valid.replace('"b": ""', '"b": "123456789"'))
+
+
 def test_source_language_and_kind() -> None:
     constraint = compile_json_schema('{"type": "boolean"}')
     assert (constraint.kind, constraint.source_language) == ("json_schema", "json_schema")
