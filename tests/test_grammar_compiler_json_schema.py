@@ -788,9 +788,9 @@ def test_canonical_form_hoists_refs_and_drops_annotations() -> None:
 
 def test_a_pattern_used_more_than_once_is_one_shared_definition() -> None:
     """xgrammar builds each inline copy of a negated-class pattern again
-    (maxLength strings are one); a shared definition is built once. A pattern
-    used once, or beside another type, stays inline; the shared name avoids
-    the schema's own."""
+    (maxLength strings are one); a shared definition is built once, also for
+    a nullable string (beside its other type). A pattern used once stays
+    inline; the shared name avoids the schema's own."""
     schema = {
         "$defs": {"string_1": {"type": "string", "maxLength": 2}},
         "type": "object",
@@ -800,9 +800,10 @@ def test_a_pattern_used_more_than_once_is_one_shared_definition() -> None:
             "c": {"type": "array", "items": {"type": "string", "maxLength": 8}},
             "once": {"type": "string", "maxLength": 5},
             "nullable": {"type": ["string", "null"], "maxLength": 8},
+            "nullable_once": {"type": ["string", "null"], "maxLength": 6},
             "own": {"$ref": "#/$defs/string_1"},
         },
-        "required": ["a", "b", "c", "once", "nullable", "own"],
+        "required": ["a", "b", "c", "once", "nullable", "nullable_once", "own"],
         "additionalProperties": False,
     }
     constraint, decoder = _compiled(json.dumps(schema))
@@ -813,10 +814,16 @@ def test_a_pattern_used_more_than_once_is_one_shared_definition() -> None:
     assert properties["b"] == properties["c"]["items"] == {"$ref": f"#/$defs/{shared}"}
     assert value["$defs"][shared]["pattern"].endswith("{0,8}")
     assert properties["once"]["pattern"].endswith("{0,5}")
-    assert set(properties["nullable"]["type"]) == {"string", "null"}
-    valid = '{"a": "12345678", "b": "", "c": ["x"], "once": "abcde", "nullable": null, "own": "ab"}'
+    assert properties["nullable"] == {"anyOf": [{"$ref": f"#/$defs/{shared}"}, {"type": "null"}]}
+    assert set(properties["nullable_once"]["type"]) == {"string", "null"}
+    valid = (
+        '{"a": "12345678", "b": "", "c": ["x"], "once": "abcde", "nullable": null,'
+        ' "nullable_once": "abc", "own": "ab"}'
+    )
     assert decoder.accepts(valid)
+    assert decoder.accepts(valid.replace('"nullable": null', '"nullable": "12345678"'))
     assert not decoder.accepts(valid.replace('"b": ""', '"b": "123456789"'))
+    assert not decoder.accepts(valid.replace('"nullable": null', '"nullable": "123456789"'))
 
 
 def test_source_language_and_kind() -> None:

@@ -56,9 +56,9 @@ class Renderer:
         self.first_contradiction: str | None = None
         self._number_names: dict[str, str] = {}  # shared number schema (JSON) -> its name
         self._number_schemas: dict[str, dict] = {}
-        # A string-only schema's pattern -> the reference dicts rendered for it
-        # (``_shared_string``), made definitions or inlined at the end.
-        self._string_uses: dict[str, list[dict]] = {}
+        # A string pattern -> each schema rendered with it (a stand-in) and
+        # that schema's other types, if any (``_shared_string``).
+        self._string_uses: dict[str, list[tuple[dict, dict | None]]] = {}
 
     def render_document(self, root: Node) -> dict:
         dead: set[str] = set()
@@ -166,8 +166,8 @@ class Renderer:
                     keywords.update(rendered[1])
         if types:
             schema = {"type": types[0] if len(types) == 1 else types, **keywords}
-            if _patterned_string(schema):
-                schema = self._shared_string(schema)
+            if "string" in types and "pattern" in keywords:
+                schema = self._shared_string(schema, types)
             alternatives.append(schema)
         if not alternatives:
             self._dead(f"no type allowed at {location(node.where)} can be satisfied")
@@ -327,10 +327,12 @@ class Renderer:
             return kind, keywords
         return "alternative", self._shared({"type": kind, **keywords})
 
-    def _shared_string(self, schema: dict) -> dict:
-        """A stand-in for a string schema with a pattern: one definition per
-        pattern used more than once, the schema itself where used once
-        (``_string_definitions`` decides once everything is rendered).
+    def _shared_string(self, schema: dict, types: list[str]) -> dict:
+        """A stand-in for a schema whose strings take a pattern: where the
+        pattern is used more than once, its strings become a reference to one
+        definition (beside the schema's other types, ``anyOf``); where used
+        once, it stays as it is (``_string_definitions`` decides once
+        everything is rendered).
 
         Why: xgrammar 0.2.8 builds every inline copy of a pattern holding a
         negated class again (what a string's characters under maxLength
@@ -340,21 +342,30 @@ class Renderer:
         (2.1 s before its strings were negated classes); 0.6 s shared.
         """
         stand_in = dict(schema)
-        self._string_uses.setdefault(schema["pattern"], []).append(stand_in)
+        others = [kind for kind in types if kind != "string"]
+        rest = {key: value for key, value in schema.items() if key not in ("type", "pattern")}
+        other_types = None
+        if others:
+            other_types = {"type": others[0] if len(others) == 1 else others, **rest}
+        self._string_uses.setdefault(schema["pattern"], []).append((stand_in, other_types))
         return stand_in
 
     def _string_definitions(self) -> dict[str, dict]:
         """Points the stand-ins of each repeated pattern at one new definition."""
         definitions: dict[str, dict] = {}
-        for pattern, stand_ins in self._string_uses.items():
-            if len(stand_ins) < 2:
+        for pattern, uses in self._string_uses.items():
+            if len(uses) < 2:
                 continue
             taken = {*self.compiler.definitions, *self._number_schemas, *definitions}
             name = _free_name("string", taken)
             definitions[name] = {"type": "string", "pattern": pattern}
-            for stand_in in stand_ins:
+            reference = {"$ref": f"#/$defs/{name}"}
+            for stand_in, other_types in uses:
                 stand_in.clear()
-                stand_in["$ref"] = f"#/$defs/{name}"
+                if other_types is None:
+                    stand_in.update(reference)
+                else:
+                    stand_in["anyOf"] = [dict(reference), other_types]
         return definitions
 
     def _shared(self, schema: dict) -> dict:
@@ -560,11 +571,6 @@ def _as_written(bound: float) -> Fraction:
 
 def _json_number(value: Fraction) -> int | float:
     return int(value) if value.denominator == 1 else float(value)
-
-
-def _patterned_string(schema: dict) -> bool:
-    """Whether ``schema`` is a string's pattern and nothing else."""
-    return schema.get("type") == "string" and schema.keys() == {"type", "pattern"}
 
 
 def _free_name(stem: str, taken: set[str]) -> str:
