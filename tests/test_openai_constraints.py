@@ -428,6 +428,22 @@ def test_valid_tool_calls_are_accepted_and_parsed() -> None:
     ]
 
 
+def test_tools_with_the_same_string_pattern_share_one_regex_rule() -> None:
+    """xgrammar builds a JSON string's negated-class pattern (a maxLength
+    string) once per copy of its Regex rule; each tool brings its own copy,
+    so the tool grammar keeps one and points the others at it."""
+    twin = json.loads(json.dumps(_WEATHER))
+    twin["function"]["name"] = "get_forecast"
+    constraint = tools_constraint([_WEATHER, twin], "required")
+    regex_rules = [line for line in constraint.value.splitlines() if " ::= Regex(" in line]
+    assert len(regex_rules) == 1
+    checked = _Checked(constraint)
+    checked.assert_agrees(
+        [_PARIS, _call("get_forecast", {"city": "Lyon", "days": 2})],
+        [_call("get_forecast", {"city": "L" * 21}), _call("get_weather", {"city": "P" * 21})],
+    )
+
+
 def test_strict_tool_arguments_that_break_the_schema_are_refused_by_the_grammar() -> None:
     checked = _Checked(tools_constraint(_TOOLS, "required"))
     checked.assert_agrees(
