@@ -18,15 +18,11 @@ writer makes (``root``, ``r_...``).
 
 from __future__ import annotations
 
-import re
-
 import xgrammar
 
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg_tree import Verbatim
-
-_DEFINITION = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*) ::= ", re.MULTILINE)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+from grammar_compiler.ebnf_names import DEFINITION, rewrite_names
 
 
 def embedded_ebnf(constraint: CanonicalConstraint, prefix: str) -> Verbatim:
@@ -50,32 +46,5 @@ def renamed(ebnf: str, prefix: str) -> str:
     happens to spell a rule name is left alone; so are keyword arguments
     (``Regex("...", json_string=true)``).
     """
-    defined = set(_DEFINITION.findall(ebnf))
-    out: list[str] = []
-    position = 0
-    while position < len(ebnf):
-        char = ebnf[position]
-        if char in '"[':
-            end = _literal_end(ebnf, position)
-            out.append(ebnf[position:end])
-            position = end
-            continue
-        name = _NAME.match(ebnf, position)
-        if name is None:
-            out.append(char)
-            position += 1
-            continue
-        word = name.group()
-        keyword = ebnf.startswith("=", name.end())
-        out.append(prefix + word if word in defined and not keyword else word)
-        position = name.end()
-    return "".join(out)
-
-
-def _literal_end(ebnf: str, start: int) -> int:
-    """The index just past the string or class that starts at ``start``."""
-    closing = '"' if ebnf[start] == '"' else "]"
-    position = start + 1
-    while position < len(ebnf) and ebnf[position] != closing:
-        position += 2 if ebnf[position] == "\\" else 1
-    return position + 1
+    defined = set(DEFINITION.findall(ebnf))
+    return rewrite_names(ebnf, lambda name: prefix + name if name in defined else name)

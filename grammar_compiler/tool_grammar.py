@@ -24,13 +24,11 @@ from collections.abc import Mapping
 
 import xgrammar
 
+from grammar_compiler.ebnf_names import rewrite_names
 from grammar_compiler.tool_calls import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, TOOL_CALL_SEPARATOR
 
 _WRAPPER_ROOT = re.compile(r"^root ::= \(\((\w+)\)\)$", re.MULTILINE)
 _ANY_CHARACTER = "[\\u0000-\\U0010FFFF]"
-# xgrammar's printed EBNF as tokens that rebuild it: string literals and
-# character classes (whose text is never a rule name), names, anything else.
-_EBNF_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[A-Za-z_]\w*|.', re.DOTALL)
 _CLASS_METACHARACTERS = frozenset("\\]^-")
 
 
@@ -82,9 +80,7 @@ def _one_rule_per_lazy_regex(ebnf: str) -> str:
         kept.append(line)
     if not renamed:
         return ebnf
-    return "\n".join(
-        "".join(renamed.get(token, token) for token in _EBNF_TOKEN.findall(line)) for line in kept
-    )
+    return rewrite_names("\n".join(kept), lambda name: renamed.get(name, name))
 
 
 def _json_schema_grammar(schema: str) -> xgrammar.Grammar:
