@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench import stats
-from bench.load import EnsembleClient, closed_loop, split_among
+from bench.load import tokens_in_closed_loop
 from bench.progress import say
 from bench.report import print_and_save
 from bench.servers import MODEL_REPOSITORY, REPO_ROOT
@@ -64,16 +64,8 @@ def two_step_repository(into: Path) -> Path:
 async def _throughput(url: str, concurrency: int, count: int, first: int) -> float:
     constraint = json_schema_constraint(USER_JSON_SCHEMA, "JSON schema")
     specs = requests(constraint, count, 64, first=first)
-    client = EnsembleClient(url)
-    try:
-        result = await closed_loop(client, split_among(specs, concurrency))
-    finally:
-        await client.close()
-    failed = [timing.error for timing in result.timings if not timing.ok]
-    if failed:
-        raise RuntimeError(f"{len(failed)} requests failed: {failed[:2]}")
-    tokens = sum(timing.output_tokens for timing in result.timings)
-    return stats.throughput(tokens, result.wall_s) or 0.0
+    tokens, wall_s = await tokens_in_closed_loop(url, specs, concurrency)
+    return stats.throughput(tokens, wall_s) or 0.0
 
 
 def measure(model_dir: Path, rounds: int, concurrencies: list[int], waves: int) -> dict:

@@ -121,6 +121,23 @@ async def closed_loop(
     return LoadResult([t for timings in results for t in timings], started, ended)
 
 
+async def tokens_in_closed_loop(
+    url: str, specs: Sequence[RequestSpec], concurrency: int
+) -> tuple[int, float]:
+    """Output tokens and wall seconds of ``specs`` sent by ``concurrency``
+    closed-loop streams on a client of their own; a failed request raises
+    (a figure from a run with failures would count fewer tokens)."""
+    client = EnsembleClient(url)
+    try:
+        result = await closed_loop(client, split_among(specs, concurrency))
+    finally:
+        await client.close()
+    failed = [timing.error for timing in result.timings if not timing.ok]
+    if failed:
+        raise RuntimeError(f"{len(failed)} requests failed: {failed[:2]}")
+    return sum(timing.output_tokens for timing in result.timings), result.wall_s
+
+
 def split_among(specs: Sequence[RequestSpec], concurrency: int) -> list[list[RequestSpec]]:
     """Deal requests round-robin to `concurrency` workers (the first ones get any extra)."""
     return [list(specs[i::concurrency]) for i in range(concurrency) if specs[i::concurrency]]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.decoder_steps import read_step_counters, step_share
-from bench.load import EnsembleClient, closed_loop, split_among
+from bench.load import tokens_in_closed_loop
 from bench.report import print_and_save
 from bench.servers import REPO_ROOT, served_stack
 from bench.workload import constraint_kinds, requests
@@ -109,24 +109,12 @@ def _decoder_pid(processes: dict[str, tuple[str, float]]) -> str:
     )
 
 
-async def _run(url: str, specs: list, concurrency: int) -> tuple[int, float]:
-    client = EnsembleClient(url)
-    try:
-        result = await closed_loop(client, split_among(specs, concurrency))
-    finally:
-        await client.close()
-    failed = [timing.error for timing in result.timings if not timing.ok]
-    if failed:
-        raise RuntimeError(f"{len(failed)} requests failed: {failed[:2]}")
-    return sum(timing.output_tokens for timing in result.timings), result.wall_s
-
-
 def measure(stack, constraint_name: str, concurrency: int, interval_ms: float) -> dict:
     """One closed-loop window at ``concurrency``, after a warm-up."""
     constraint = constraint_kinds()[constraint_name]
     url = stack.triton.grpc_url
     warm = requests(constraint, 2 * concurrency, MAX_TOKENS, interval_ms=interval_ms)
-    asyncio.run(_run(url, warm, concurrency))
+    asyncio.run(tokens_in_closed_loop(url, warm, concurrency))
     specs = requests(
         constraint, REQUESTS_PER_STREAM * concurrency, MAX_TOKENS, first=len(warm),
         interval_ms=interval_ms,
@@ -135,7 +123,7 @@ def measure(stack, constraint_name: str, concurrency: int, interval_ms: float) -
     processes_before = _processes(stack)
     decoder = _decoder_pid(processes_before)
     threads_before = _threads(decoder)
-    tokens, wall_s = asyncio.run(_run(url, specs, concurrency))
+    tokens, wall_s = asyncio.run(tokens_in_closed_loop(url, specs, concurrency))
     processes_after, threads_after = _processes(stack), _threads(decoder)
     steps = step_share(steps_before, read_step_counters(stack.triton.metrics_url))
     cores: dict[str, float] = {}
