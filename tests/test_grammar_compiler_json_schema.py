@@ -826,6 +826,20 @@ def test_a_pattern_used_more_than_once_is_one_shared_definition() -> None:
     assert not decoder.accepts(valid.replace('"nullable": null', '"nullable": "123456789"'))
 
 
+def test_a_count_alone_leaves_items_and_properties_open() -> None:
+    """Strict xgrammar closes an array or object with any keyword but no
+    ``items``/``additionalProperties``: a lone ``maxItems`` or
+    ``maxProperties`` must still let values in, up to the count."""
+    _, items = _compiled('{"type": "array", "maxItems": 2}')
+    assert items.accepts("[]") and items.accepts('[1, "a"]') and items.accepts("[{}]")
+    assert not items.accepts("[1, 2, 3]")
+    _, properties = _compiled('{"type": "object", "maxProperties": 2}')
+    assert properties.accepts("{}") and properties.accepts('{"a": 1, "b": [true]}')
+    assert not properties.accepts('{"a": 1, "b": 2, "c": 3}')
+    _, tuple_ = _compiled('{"type": "array", "prefixItems": [{"type": "integer"}], "maxItems": 3}')
+    assert tuple_.accepts("[1]") and not tuple_.accepts("[1, 2]")  # a tuple stays closed
+
+
 def test_source_language_and_kind() -> None:
     constraint = compile_json_schema('{"type": "boolean"}')
     assert (constraint.kind, constraint.source_language) == ("json_schema", "json_schema")

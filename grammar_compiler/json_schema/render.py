@@ -397,9 +397,11 @@ class Renderer:
         keywords: dict[str, Any] = {}
         if prefix:
             keywords["prefixItems"] = prefix
-        if items is None and node.min_items > len(prefix):
-            # Strict xgrammar reads a missing "items" as "no further items", which
-            # minItems then contradicts; the schema allows any value there.
+        if items is None and (node.min_items > len(prefix) or not prefix):
+            # Strict xgrammar reads a missing "items" as "no further items" once
+            # the array has any other keyword ({"type": "array", "maxItems": 3}
+            # would only ever be []); minItems would contradict it. The schema
+            # allows any value there. (After a prefix, the tuple stays closed.)
             items = {}
         if items is not None:
             keywords["items"] = items
@@ -450,7 +452,13 @@ class Renderer:
                 "patternProperties", node.where, "undeclared property names can be generated"
             )
         most = None if open_ended else len(properties)
-        return self._property_counts(node, keywords, len(required), most)
+        counted = self._property_counts(node, keywords, len(required), most)
+        if counted and open_ended and "additionalProperties" not in counted:
+            # Strict xgrammar reads a missing additionalProperties as false once
+            # the object has any other keyword: {"type": "object",
+            # "maxProperties": 3} would only ever be {}.
+            counted["additionalProperties"] = True
+        return counted
 
     def _additional(self, node: Node) -> Any:
         if node.additional is None:
