@@ -21,7 +21,8 @@ import referencing
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
-from grammar_compiler.canonical import Judge
+from grammar_compiler import bounded_regex
+from grammar_compiler.canonical import JUDGE_BUDGET_S, Judge, out_of_time
 
 MAX_REASON_LENGTH = 300
 
@@ -178,7 +179,10 @@ def make_judge(document: object, validator_class: type[Validator]) -> Judge:
         except RecursionError:
             return "the JSON nests too deeply to be checked"
         try:
-            error = best_match(validator.iter_errors(instance))
+            with bounded_regex.deadline(JUDGE_BUDGET_S):  # the schema's patterns, together
+                error = best_match(validator.iter_errors(instance))
+        except TimeoutError:
+            return out_of_time()
         except referencing.exceptions.Unresolvable as problem:
             return f"the schema cannot be checked: unresolvable $ref {problem}"
         except RecursionError:

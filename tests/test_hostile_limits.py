@@ -14,6 +14,7 @@ import contextvars
 import json
 import random
 import re
+import threading
 import time
 from collections.abc import Iterator
 
@@ -30,7 +31,9 @@ from grammar_compiler import (
     compile_grammar,
     compile_json_schema,
     compile_typescript,
+    json_judge,
 )
+from grammar_compiler import json_schema as json_schema_compiler
 from grammar_compiler.canonical import out_of_time
 from grammar_compiler.json_schema import MAX_BRANCHES
 from grammar_compiler.regex import compile_regex, matches, matches_within, regex_constraint
@@ -212,6 +215,78 @@ def test_earley_judge_stops_at_its_budget() -> None:
     judge = compile_grammar('root ::= s\ns ::= s s | "a"', "gbnf").judge
     assert judge("a" * 20) is None
     assert judge("a" * 2000) == out_of_time()
+
+
+# A JSON Schema's patterns: ``(a|a)*c`` tries 2**n ways through n a's before
+# the X ends each attempt, then matches the final c; ``re`` would hold the GIL
+# for days at forty. ``grammar_compiler/bounded_regex.py`` bounds every search.
+CATASTROPHIC = "(a|a)*c"
+SLOW_TEXT = "a" * 40 + "Xc"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": CATASTROPHIC}}},
+        {"type": "object", "patternProperties": {CATASTROPHIC: {}}},
+        {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "additionalProperties": False},
+        {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "unevaluatedProperties": False},
+        {"type": "object", "propertyNames": {"pattern": CATASTROPHIC}},
+    ],
+    ids=["pattern", "patternProperties", "additionalProperties", "unevaluated", "propertyNames"],
+)
+def test_json_judge_stops_at_its_budget_without_holding_the_gil(
+    schema: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every place jsonschema searches a user pattern (a value, a property
+    name) is bounded: the output is called out of time, and a thread beside
+    the judge runs meanwhile."""
+    monkeypatch.setattr(json_judge, "JUDGE_BUDGET_S", 0.5)
+    judge = compile_json_schema(schema, strict=False).judge
+    output = json.dumps({"s": SLOW_TEXT} if "properties" in schema else {SLOW_TEXT: 1})
+    verdict: list[str | None] = []
+    worker = threading.Thread(target=lambda: verdict.append(judge(output)))
+    worker.start()
+    beats = 0
+    while worker.is_alive():
+        time.sleep(0.005)
+        beats += 1
+    assert verdict == [out_of_time()]
+    assert beats >= 20  # the event loop's thread would have been stopped for days
+
+
+def test_json_judge_still_checks_patterns() -> None:
+    judge = compile_json_schema(
+        {"type": "object", "patternProperties": {"^x": {"type": "integer"}}}, strict=False
+    ).judge
+    assert judge('{"x1": 1, "y": "z"}') is None
+    assert judge('{"x1": "one"}') == "/x1: 'one' is not of type 'integer'"
+
+
+@pytest.mark.parametrize(
+    ("schema", "named"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {SLOW_TEXT: {"type": "integer"}},
+                "patternProperties": {CATASTROPHIC: {"type": "integer"}},
+            },
+            "keyword 'patternProperties' at the root: the pattern '(a|a)*c' took too long",
+        ),
+        (
+            {"type": "string", "enum": [SLOW_TEXT, "ac"], "pattern": CATASTROPHIC},
+            "a pattern of the schema took over 0.5 s to test against the values it lists",
+        ),
+    ],
+    ids=["declared name", "listed value"],
+)
+def test_schema_whose_pattern_backtracks_catastrophically_is_refused(
+    schema: dict, named: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(json_schema_compiler, "PATTERN_TESTS_BUDGET_S", 0.5)
+    with pytest.raises(ConstraintError, match=re.escape(named)):
+        compile_json_schema(schema)
 
 
 # ---------------------------------------------------------------------------

@@ -178,6 +178,7 @@ from __future__ import annotations
 
 import json
 
+from grammar_compiler import bounded_regex
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import make_judge
@@ -204,6 +205,11 @@ from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES_SQUARED,
     check_output_size,
 )
+
+PATTERN_TESTS_BUDGET_S = 2.0
+"""How long one compile may spend testing the schema's patterns against the
+property names and values it declares (``bounded_regex``): microseconds for
+any pattern that does not backtrack catastrophically."""
 
 __all__ = [
     "MAX_BRANCHES",
@@ -245,9 +251,16 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict)
     try:
-        root = compiler.node(document, "")
-        check_output_size(root, compiler.definitions)
-        canonical = Renderer(compiler).render_document(root)
+        with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
+            root = compiler.node(document, "")
+            check_output_size(root, compiler.definitions)
+            canonical = Renderer(compiler).render_document(root)
+    except TimeoutError:  # jsonschema filtering listed values by a pattern
+        raise ConstraintError(
+            f"a pattern of the schema took over {PATTERN_TESTS_BUDGET_S:g} s to test against the "
+            "values it lists (it backtracks catastrophically); write it without nested or "
+            "overlapping repetition"
+        ) from None
     except RecursionError:  # chains of $ref or allOf deeper than Python's stack
         raise ConstraintError("schema nests too deeply through $ref or allOf") from None
     except Unmergeable as problem:  # not inside a merge, which would report it instead

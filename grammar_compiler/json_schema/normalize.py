@@ -25,7 +25,7 @@ from urllib.parse import unquote
 import referencing.exceptions
 from jsonschema.protocols import Validator
 
-from grammar_compiler import ecma_regex
+from grammar_compiler import bounded_regex, ecma_regex
 from grammar_compiler.canonical import ConstraintReport, KeywordAt
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import JUDGED_FORMATS, validator_for
@@ -580,7 +580,7 @@ class Compiler:
         for name, sub in schema.get("properties", {}).items():
             prop = self.node(sub, f"{where}/properties/{escape_token(name)}")
             for pattern, pattern_node in patterns:
-                if re.search(pattern, name):
+                if _names(pattern, name, where):
                     prop = self.merge(prop, pattern_node, where)
             properties[name] = prop
         additional = None
@@ -775,7 +775,9 @@ class Compiler:
 
     def undeclared(self, node: Node, name: str) -> Node:
         """What a property not in ``properties`` must satisfy: its patterns', else additional."""
-        matching = [sub for pattern, sub in node.pattern_properties if re.search(pattern, name)]
+        matching = [
+            sub for pattern, sub in node.pattern_properties if _names(pattern, name, node.where)
+        ]
         if not matching:
             return node.additional or Node(where=node.where)
         result = matching[0]
@@ -856,3 +858,15 @@ def _combine_steps(a: int | None, b: int | None) -> int | None:
     if a is None or b is None:
         return a or b
     return math.lcm(a, b)
+
+
+def _names(pattern: str, name: str, where: str) -> bool:
+    """Whether a ``patternProperties`` pattern covers a property name (``bounded_regex``)."""
+    try:
+        return bounded_regex.search(pattern, name) is not None
+    except TimeoutError:
+        raise ConstraintError(
+            f"keyword 'patternProperties' at {location(where)}: the pattern {pattern!r} took "
+            f"too long to test against the property name {name!r} (it backtracks "
+            "catastrophically); write it without nested or overlapping repetition"
+        ) from None

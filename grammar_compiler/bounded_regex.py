@@ -1,0 +1,72 @@
+"""A user's regex searched in bounded time, without stopping the process.
+
+Python's ``re`` backtracks without limit and holds the GIL while it does:
+``(a|a)*c`` searched in forty ``a``s takes days, and meanwhile every other
+thread of the process stops, the frontend's event loop and its health
+checks included. JSON Schema puts user regexes in ``pattern`` and
+``patternProperties``, which the compiler tests against declared property
+names and listed values, and the judge against every output (through
+``jsonschema``). The ``regex`` package reads the same syntax, releases the
+GIL while it matches a ``str`` and gives up at a timeout, so a pathological
+pattern costs one request its answer, not the server its responsiveness.
+
+One deadline bounds all the searches of one piece of work (a compile, a
+judgement), however many patterns and strings it tests: ``deadline`` sets
+it for the calling context (each worker thread has its own).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import jsonschema._keywords
+import jsonschema._legacy_keywords
+import jsonschema._utils
+import regex
+
+from grammar_compiler.canonical import JUDGE_BUDGET_S
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "regex_deadline", default=None
+)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Searches in this context end, with TimeoutError, ``seconds`` from now."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def search(pattern: str, text: str) -> regex.Match | None:
+    """``re.search(pattern, text)`` within the context's deadline (outside any,
+    ``JUDGE_BUDGET_S`` for this search alone).
+
+    Raises:
+        TimeoutError: the deadline passed, before or during the search.
+    """
+    end = _DEADLINE.get()
+    remaining = JUDGE_BUDGET_S if end is None else end - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("regex deadline passed")
+    return regex.search(pattern, text, timeout=remaining)
+
+
+# jsonschema matches ``pattern`` and ``patternProperties`` (also to tell which
+# properties ``additionalProperties`` and ``unevaluatedProperties`` cover) with
+# the ``re.search`` of these modules, and offers no hook for it; these are all
+# its regex searches of user patterns (jsonschema 4.26, pinned). Replaced once,
+# for every validator of the process: the judge's and the compiler's own.
+_JSONSCHEMA_MODULES = (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils)
+for _module in _JSONSCHEMA_MODULES:
+    if getattr(_module, "re", None) is not re:
+        raise ImportError(f"{_module.__name__} no longer searches with re: re-check the bound")
+    _module.re = types.SimpleNamespace(search=search)  # type: ignore[attr-defined]
