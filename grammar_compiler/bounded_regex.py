@@ -6,7 +6,8 @@ thread of the process stops, the frontend's event loop and its health
 checks included. JSON Schema puts user regexes in ``pattern`` and
 ``patternProperties``, which the compiler tests against declared property
 names and listed values, and the judge against every output (through
-``jsonschema``). The ``regex`` package reads the same syntax, releases the
+``jsonschema``); a Lark grammar's terminals are user regexes that its judge
+tries at every position of an output. The ``regex`` package reads the same syntax, releases the
 GIL while it matches a ``str`` and gives up at a timeout, so a pathological
 pattern costs one request its answer, not the server its responsiveness.
 
@@ -53,11 +54,38 @@ def search(pattern: str, text: str) -> regex.Match | None:
     Raises:
         TimeoutError: the deadline passed, before or during the search.
     """
+    return regex.search(pattern, text, timeout=_remaining())
+
+
+def _remaining() -> float:
     end = _DEADLINE.get()
     remaining = JUDGE_BUDGET_S if end is None else end - time.monotonic()
     if remaining <= 0:
         raise TimeoutError("regex deadline passed")
-    return regex.search(pattern, text, timeout=remaining)
+    return remaining
+
+
+class LarkTerminals:
+    """What lark compiles a grammar's terminals with (its ``LexerConf.re_module``,
+    ``re`` by default): the user's terminal regexes, which the Earley judge's
+    dynamic lexer tries at every position of an output, then match within the
+    context's deadline like ``search``."""
+
+    @staticmethod
+    def compile(pattern: str, flags: int = 0) -> _BoundedPattern:
+        # re.ASCII is 256, which the regex package reads as its VERSION1 flag.
+        ascii_flag = regex.ASCII if flags & re.ASCII else 0
+        return _BoundedPattern(regex.compile(pattern, (flags & ~re.ASCII) | ascii_flag))
+
+
+class _BoundedPattern:
+    """A compiled terminal; lark only calls ``match``."""
+
+    def __init__(self, compiled: regex.Pattern) -> None:
+        self._compiled = compiled
+
+    def match(self, text: str, pos: int = 0) -> regex.Match | None:
+        return self._compiled.match(text, pos, timeout=_remaining())
 
 
 # jsonschema matches ``pattern`` and ``patternProperties`` (also to tell which

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
+from grammar_compiler import bounded_regex
 from grammar_compiler.canonical import JUDGE_BUDGET_S, Judge, out_of_time
 from grammar_compiler.cfg_tree import (
     MAX_JUDGE_RULES,
@@ -77,7 +78,8 @@ def parser_judge(parser: lark.Lark) -> Judge:
 
     def judge(text: str) -> str | None:
         try:
-            parser.parse(timed_text(text, time.monotonic() + JUDGE_BUDGET_S))
+            with bounded_regex.deadline(JUDGE_BUDGET_S):  # a Lark grammar's own terminals
+                parser.parse(timed_text(text, time.monotonic() + JUDGE_BUDGET_S))
         except UnexpectedInput as err:
             return parse_failure(err, text)
         except RecursionError:

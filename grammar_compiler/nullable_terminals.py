@@ -27,6 +27,7 @@ import lark
 from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
 from lark.lexer import PatternRE, TerminalDef
 
+from grammar_compiler.bounded_regex import LarkTerminals
 from grammar_compiler.errors import ConstraintError
 
 try:
@@ -81,6 +82,8 @@ class CharacterLark(lark.Lark):
     original_patterns: dict[str, object]
 
     def _build_parser(self):
+        # The terminals are the user's regexes: the judge matches them in bounded time.
+        self.lexer_conf.re_module = LarkTerminals  # type: ignore[assignment]
         self.original_patterns = {}
         optional: dict[str, NonTerminal] = {}
         for terminal in self.terminals:

@@ -16,7 +16,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import xgrammar as xgr
@@ -32,6 +32,7 @@ from grammar_compiler import (
     compile_json_schema,
     compile_typescript,
     json_judge,
+    lark_writer,
 )
 from grammar_compiler import json_schema as json_schema_compiler
 from grammar_compiler.canonical import out_of_time
@@ -244,15 +245,36 @@ def test_json_judge_stops_at_its_budget_without_holding_the_gil(
     monkeypatch.setattr(json_judge, "JUDGE_BUDGET_S", 0.5)
     judge = compile_json_schema(schema, strict=False).judge
     output = json.dumps({"s": SLOW_TEXT} if "properties" in schema else {SLOW_TEXT: 1})
+    verdict, beats = _judged_beside_a_thread(judge, output)
+    assert verdict == out_of_time()
+    assert beats >= 20  # the event loop's thread would have been stopped for days
+
+
+def test_lark_judge_bounds_its_terminals_without_holding_the_gil(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Earley judge's dynamic lexer tries every terminal at each position:
+    ``A`` at the start of an output that ``B`` matches."""
+    monkeypatch.setattr(lark_writer, "JUDGE_BUDGET_S", 0.5)
+    judge = compile_grammar(f"start: A | B\nA: /{CATASTROPHIC}/\nB: /a*Xc/\n", "lark").judge
+    assert judge("aac") is None and judge("aaXc") is None and judge("aaX") is not None
+    verdict, beats = _judged_beside_a_thread(judge, SLOW_TEXT)
+    assert verdict == out_of_time()
+    assert beats >= 20
+
+
+def _judged_beside_a_thread(
+    judge: Callable[[str], str | None], text: str
+) -> tuple[str | None, int]:
+    """The judge's verdict, and how often another thread woke meanwhile (every 5 ms)."""
     verdict: list[str | None] = []
-    worker = threading.Thread(target=lambda: verdict.append(judge(output)))
+    worker = threading.Thread(target=lambda: verdict.append(judge(text)))
     worker.start()
     beats = 0
     while worker.is_alive():
         time.sleep(0.005)
         beats += 1
-    assert verdict == [out_of_time()]
-    assert beats >= 20  # the event loop's thread would have been stopped for days
+    return verdict[0], beats
 
 
 def test_json_judge_still_checks_patterns() -> None:
