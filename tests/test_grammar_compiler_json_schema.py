@@ -146,6 +146,38 @@ KEYWORDS = [
         id="patternProperties-merged-into-declared",
     ),
     pytest.param(
+        {
+            **OBJ,
+            "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        ["{}", '{"PATH": "x"}', '{"PATH": "x", "HOME": "y"}'],
+        ['{"path": "x"}', '{"PATH": 1}'],
+        id="patternProperties-names-generated",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+            "patternProperties": {"^x-": {}},
+        },
+        ['{"name": "a"}', '{"name": "a", "x-b": [1]}'],
+        ['{"name": 1, "x-b": 1}', '{"x-b": 1}'],
+        id="patternProperties-beside-declared",
+    ),
+    pytest.param(
+        {
+            **OBJ,
+            "patternProperties": {"^a": {"type": "integer"}, "b$": {"minimum": 0}},
+            "propertyNames": {"maxLength": 3},
+            "additionalProperties": False,
+        },
+        ['{"ab": 1}', '{"a": 2, "b": 0}'],  # every name gets both schemas (a subset)
+        ['{"ab": -1}', '{"b": -1}', '{"ab": 1.5}', '{"c": 1}'],
+        id="patternProperties-several",
+    ),
+    pytest.param(
         {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
         ["[1]", "[1, 2, 3]"],
         ["[]", "[1, 2, 3, 4]", '["a"]'],
@@ -518,10 +550,10 @@ UNENFORCEABLE = [
         id="uniqueItems-nested",
     ),
     pytest.param(
-        {**OBJ, "patternProperties": {"^x": {"type": "integer"}}},
+        {**OBJ, "patternProperties": {"^x": {"type": "integer"}, "y": {"type": "string"}}},
         "patternProperties",
         "the root",
-        id="patternProperties-open",
+        id="patternProperties-open-conflicting",  # "xy" needs both: no value
     ),
     pytest.param({**OBJ, "minProperties": 1}, "minProperties", "the root", id="minProperties-open"),
     pytest.param({"not": {"pattern": "^a"}}, "not", "the root", id="not"),
@@ -838,6 +870,29 @@ def test_a_count_alone_leaves_items_and_properties_open() -> None:
     assert not properties.accepts('{"a": 1, "b": 2, "c": 3}')
     _, tuple_ = _compiled('{"type": "array", "prefixItems": [{"type": "integer"}], "maxItems": 3}')
     assert tuple_.accepts("[1]") and not tuple_.accepts("[1, 2]")  # a tuple stays closed
+
+
+def test_extra_keys_under_property_names_never_repeat_a_declared_name() -> None:
+    """Beside ``propertyNames`` xgrammar no longer keeps declared names out of
+    the extra keys: ``{"a": 1, "a": "x"}`` would parse as ``{"a": "x"}``."""
+    schema = {
+        **OBJ,
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": {"type": "string"},
+        "propertyNames": {"maxLength": 3},
+    }
+    _, decoder = _compiled(json.dumps(schema))
+    assert decoder.accepts('{"a": 1}') and not decoder.accepts('{"a": 1, "a": "x"}')
+    with_patterns = {
+        **OBJ,
+        "properties": {"MD001": {"type": "boolean"}},
+        "patternProperties": {"^MD[0-9]+$": {"type": ["boolean", "object"]}},
+        "additionalProperties": False,
+    }
+    _, decoder = _compiled(json.dumps(with_patterns))
+    assert decoder.accepts('{"MD001": true}') and not decoder.accepts(
+        '{"MD001": true, "MD001": {}}'
+    )
 
 
 def test_source_language_and_kind() -> None:

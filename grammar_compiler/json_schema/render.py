@@ -12,12 +12,13 @@ from typing import Any
 
 import xgrammar
 
-from grammar_compiler import ecma_regex
+from grammar_compiler import bounded_regex, ecma_regex
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema.nodes import (
     KINDS,
     Bound,
     Node,
+    Unmergeable,
     effective_kinds,
     implied_kinds,
     min_optional,
@@ -434,15 +435,30 @@ class Renderer:
         if required:
             keywords["required"] = required
         additional = self._additional(node)
+        # Extra keys are written only where none can be a forbidden name, nor,
+        # under propertyNames (beside which xgrammar no longer keeps declared
+        # names out of the extra keys), a declared one.
+        pattern_names = None
+        if node.pattern_properties and not forbidden and not _pattern_named(node, properties):
+            pattern_names = self._pattern_names(node)
+        if pattern_names is not None:
+            keywords["propertyNames"], keywords["additionalProperties"] = pattern_names
+            if additional is not False:
+                self.compiler.subset(
+                    "patternProperties", node.where, "no undeclared name that misses the patterns"
+                )
+            return self._property_counts(node, keywords, len(required), None)
         if additional is not None:
             keywords["additionalProperties"] = additional
         open_ended = additional is not False and (additional is not None or not properties)
-        if open_ended and forbidden:  # xgrammar could write the forbidden name as an extra key
+        if open_ended and forbidden:
             keywords["additionalProperties"] = False
             open_ended = False
         if open_ended and node.property_names is not None:
             names = self.render(_as_string(node.property_names))
-            if names is None:
+            if names is not None and properties:  # every declared name passes propertyNames
+                self.compiler.subset("propertyNames", node.where, "no undeclared name")
+            if names is None or properties:
                 keywords["additionalProperties"] = False
                 open_ended = False
             else:
@@ -459,6 +475,39 @@ class Renderer:
             # "maxProperties": 3} would only ever be {}.
             counted["additionalProperties"] = True
         return counted
+
+    def _pattern_names(self, node: Node) -> tuple[dict, Any] | None:
+        """``propertyNames`` and ``additionalProperties`` that write undeclared
+        names matching ``patternProperties`` (and ``propertyNames``), each
+        value valid against every pattern's schema; None where that cannot be
+        expressed or no such name or value exists.
+
+        xgrammar checks ``propertyNames`` on undeclared keys only and never
+        repeats a declared one, so declared properties keep their own schemas.
+        A name matching one pattern needs only that pattern's schema; every
+        name gets all of them, a subset where they differ. Names matching no
+        pattern, which ``additionalProperties`` decides, are not written.
+        """
+        # A search for any of the patterns: their alternation, top-level
+        # alternatives each (where the translation keeps their anchors).
+        joined = "|".join(pattern for pattern, _ in node.pattern_properties)
+        where = f"{node.where}/patternProperties"
+        try:
+            names = self.compiler.node(
+                self.compiler.synthetic({"type": "string", "pattern": joined}), where
+            )
+            if node.property_names is not None:
+                names = self.compiler.both(names, _as_string(node.property_names), where)
+            values = node.pattern_properties[0][1]
+            for _, schema in node.pattern_properties[1:]:
+                values = self.compiler.both(values, schema, where)
+        except (ConstraintError, Unmergeable):
+            return None
+        rendered_names = self.render(names)
+        rendered_values = self.render(values)
+        if rendered_names is None or rendered_values is None:
+            return None
+        return rendered_names, True if rendered_values == {} else rendered_values
 
     def _additional(self, node: Node) -> Any:
         if node.additional is None:
@@ -493,6 +542,15 @@ class Renderer:
         if high is not None and (most is None or high < most):
             keywords["maxProperties"] = high
         return keywords
+
+
+def _pattern_named(node: Node, declared: dict[str, Any]) -> bool:
+    """Whether a ``patternProperties`` pattern covers a declared property name."""
+    return any(
+        bounded_regex.search(pattern, name)
+        for pattern, _ in node.pattern_properties
+        for name in declared
+    )
 
 
 def _enum_schema(values: tuple[Any, ...]) -> dict:
