@@ -234,6 +234,30 @@ TRANSLATIONS = [
         id="utility-types",
     ),
     pytest.param(
+        "enum Color { Red = 'red', Green = 'green', Blue = 'blue' }\n"
+        "interface A { x: number }\n"
+        "type Kind = 'a' | 'b' | 1 | true\n"
+        "type Maybe<X> = X | null\n"
+        "export type T = { e: Exclude<Kind, 'a' | number>; x: Extract<Kind, string>; "
+        "c: Exclude<Color, Color.Red>; n: NonNullable<Maybe<A> | undefined> }",
+        "T",
+        _root(
+            "T",
+            {
+                "T": _object(
+                    {
+                        "e": {"enum": ["b", True]},
+                        "x": {"enum": ["a", "b"]},
+                        "c": {"enum": ["green", "blue"]},
+                        "n": {"$ref": "#/$defs/A"},
+                    }
+                ),
+                "A": _object({"x": NUMBER}),
+            },
+        ),
+        id="union-filters",
+    ),
+    pytest.param(
         "export enum Color { Red = 'red', Green = 'green' }\n"
         "export enum Level { Low, Mid = 5, High }\n"
         "export type T = { color: Color; level: Level; only: Color.Green }",
@@ -459,6 +483,13 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ),
         ("export type T = T & { a: string }", "'T' refers to itself through '&' or extends", 1, 17),
         ("export type T = 1e999", "number 1e999 is out of range", 1, 17),
+        ("export type T = Exclude<'a', string>", "Exclude leaves no type (never)", 1, 17),
+        (
+            "interface A { a: 1 }\ninterface B { b: 1 }\nexport type T = Exclude<A | B, A>",
+            "Exclude here would compare object types",
+            3,
+            17,
+        ),
         (
             "export type T = Record<number, string>",
             "Record keys must be string or a union of string literals",

@@ -42,7 +42,9 @@ The subset:
   quoted names, index signatures ``[key: string]: T``. Objects are closed
   (``additionalProperties: false``) unless they have an index signature.
 * ``Record<string, T>`` and ``Record<"a" | "b", T>``; ``Partial``,
-  ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types.
+  ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types;
+  ``Exclude``, ``Extract`` and ``NonNullable`` of unions whose members are
+  literals, primitives or types compared with themselves.
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``.
 

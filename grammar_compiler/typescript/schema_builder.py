@@ -60,6 +60,9 @@ class _Shape:
 
 
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
+_UNION_FILTERS = frozenset({"Exclude", "Extract", "NonNullable"})
+_ALL_VALUES = frozenset({"any", "unknown"})
+_PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
 
 
 class _SchemaBuilder:
@@ -180,12 +183,77 @@ class _SchemaBuilder:
         if node.name == "Date" and node.name not in self.declarations:
             self._arguments(node, 0)
             return {"type": "string", "format": "date-time"}
+        if node.name in _UNION_FILTERS and node.name not in self.declarations:
+            return self.schema(self._filtered_union(node))
         declaration = self._declaration(node)
         if node.member is not None:
             if declaration.kind != "enum" or node.member not in declaration.members:
                 raise error_at(node.token, f"{node.name}.{node.member} is not an enum member")
             return {"const": declaration.members[node.member]}
         return self._reference_to(self.instances.instance(declaration, node.arguments, node.token))
+
+    def _filtered_union(self, node: Reference) -> Any:
+        """``Exclude<T, U>`` (the members of the union ``T`` not assignable to
+        ``U``), ``Extract<T, U>`` (those assignable) and ``NonNullable<T>``
+        (``Exclude<T, null | undefined>``), decided member by member where the
+        answer is plain: literal and primitive members, anything against
+        ``any``/``unknown``, and a member against an identical one."""
+        if node.name == "NonNullable":
+            (target,) = self._arguments(node, 1)
+            against: Any = Union((Literal(None), Keyword("undefined")))
+        else:
+            target, against = self._arguments(node, 2)
+        kept_when = node.name == "Extract"
+        targets = list(self._members(against, ()))
+        kept = [
+            member
+            for member in self._members(target, ())
+            if self._assignable(member, targets, node) == kept_when
+        ]
+        if not kept:
+            raise error_at(node.token, f"{node.name} leaves no type (never)")
+        return kept[0] if len(kept) == 1 else Union(tuple(kept))
+
+    def _members(self, node: Any, through: tuple[str, ...]) -> Iterator[Any]:
+        """A union's members, looking through type aliases (``through`` them
+        already) and enums (their members' literals)."""
+        for option in _flatten_union(node):
+            declaration = (
+                self.declarations.get(option.name) if isinstance(option, Reference) else None
+            )
+            if declaration is None or declaration.kind == "interface":
+                yield option
+            elif declaration.kind == "enum":
+                members = declaration.members
+                if option.member is not None:
+                    yield Literal(members[option.member]) if option.member in members else option
+                else:
+                    yield from (Literal(value) for value in members.values())
+            else:
+                instance = self.instances.instance(declaration, option.arguments, option.token)
+                if instance.key in through:
+                    raise error_at(option.token, f"{option.name!r} is a union of itself")
+                yield from self._members(instance.body, (*through, instance.key))
+
+    @staticmethod
+    def _assignable(member: Any, targets: list[Any], node: Reference) -> bool:
+        primitive = _PRIMITIVE_OF.get(type(member.value)) if isinstance(member, Literal) else None
+        for target in targets:
+            if member == target or (
+                isinstance(target, Keyword) and target.name in (_ALL_VALUES | {primitive})
+            ):
+                return True
+        plain = (Literal, Keyword)
+        if isinstance(member, plain) or all(
+            isinstance(t, Literal) or (isinstance(t, Keyword) and t.name != "object")
+            for t in targets
+        ):
+            return False  # neither an object against a literal or primitive, nor the reverse
+        raise error_at(
+            node.token,
+            f"{node.name} here would compare object types; it tells apart literal and "
+            "primitive members only (write the remaining union out)",
+        )
 
     def _declaration(self, node: Reference) -> Declaration:
         declaration = self.declarations.get(node.name)
