@@ -238,8 +238,10 @@ TRANSLATIONS = [
         "interface A { x: number }\n"
         "type Kind = 'a' | 'b' | 1 | true\n"
         "type Maybe<X> = X | null\n"
+        "type B = { y: 1; z: 2 } & { [key: string]: number }\n"
         "export type T = { e: Exclude<Kind, 'a' | number>; x: Extract<Kind, string>; "
-        "c: Exclude<Color, Color.Red>; n: NonNullable<Maybe<A> | undefined> }",
+        "c: Exclude<Color, Color.Red>; n: NonNullable<Maybe<A> | undefined>; "
+        "k: keyof A; b: keyof B; t: Exclude<keyof (A & { w: 1 }), 'x'> }",
         "T",
         _root(
             "T",
@@ -250,12 +252,15 @@ TRANSLATIONS = [
                         "x": {"enum": ["a", "b"]},
                         "c": {"enum": ["green", "blue"]},
                         "n": {"$ref": "#/$defs/A"},
+                        "k": {"const": "x"},
+                        "b": STRING,
+                        "t": {"const": "w"},
                     }
                 ),
                 "A": _object({"x": NUMBER}),
             },
         ),
-        id="union-filters",
+        id="union-filters-and-keyof",
     ),
     pytest.param(
         "export enum Color { Red = 'red', Green = 'green' }\n"
@@ -409,7 +414,8 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             1,
             17,
         ),
-        ("export type T = keyof U", "unsupported construct 'keyof type operator'", 1, 17),
+        ("export type T = keyof string[]", "keyof applies only to object types here", 1, 17),
+        ("export type T = keyof {}", "keyof an object type without members is never", 1, 17),
         ("export type T = typeof x", "unsupported construct 'typeof type query'", 1, 17),
         (
             "export type T = U extends string ? 1 : 2\ntype U = string",

@@ -26,6 +26,7 @@ from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
     Intersection,
+    KeyOf,
     Keyword,
     Literal,
     Member,
@@ -192,6 +193,8 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         )
         index = None if node.index is None else substitute(node.index, bindings)
         return ObjectType(members, index)
+    if isinstance(node, KeyOf):
+        return KeyOf(substitute(node.target, bindings), node.token)
     if isinstance(node, Union):
         return Union(tuple(substitute(o, bindings) for o in node.options))
     if isinstance(node, Intersection):
@@ -251,6 +254,11 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
             text("[key: string]: ")
             _write(node.index, out, budget)
         text("}")
+    elif isinstance(node, KeyOf):
+        grouped = isinstance(node.target, (Union, Intersection))
+        text("keyof (" if grouped else "keyof ")
+        _write(node.target, out, budget)
+        text(")" if grouped else "")
     elif isinstance(node, (Union, Intersection)):
         parts = node.options if isinstance(node, Union) else node.parts
         separator = " | " if isinstance(node, Union) else " & "
@@ -280,6 +288,8 @@ def _nesting(node: Any) -> int:
         children = tuple(e.type for e in node.elements)
     elif isinstance(node, ObjectType):
         children = tuple(m.type for m in node.members) + ((node.index,) if node.index else ())
+    elif isinstance(node, KeyOf):
+        children = (node.target,)
     elif isinstance(node, Union):
         children = node.options
     elif isinstance(node, Intersection):

@@ -15,6 +15,7 @@ from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
     Intersection,
+    KeyOf,
     Keyword,
     Literal,
     Member,
@@ -44,7 +45,6 @@ _REFUSED_TYPES = {
     "symbol": "symbol (not JSON-serializable)",
     "void": "void",
     "never": "never",
-    "keyof": "keyof type operator",
     "typeof": "typeof type query",
     "infer": "infer (conditional types)",
     "unique": "unique symbol",
@@ -355,6 +355,9 @@ class _Parser:
         return parts[0] if len(parts) == 1 else Intersection(tuple(parts), start)
 
     def _postfix(self) -> Any:
+        if self.at("keyof"):
+            token = self.advance()
+            return KeyOf(self._postfix(), token)
         if self.at("readonly"):
             token = self.advance()
             result = self._postfix()

@@ -23,6 +23,7 @@ from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
     Intersection,
+    KeyOf,
     Keyword,
     Literal,
     ObjectType,
@@ -125,7 +126,25 @@ class _SchemaBuilder:
             return self._union(node)
         if isinstance(node, Intersection):
             return self._shape_schema(self.shape(node))
+        if isinstance(node, KeyOf):
+            return self._key_of(node)
         return self._reference(node)
+
+    def _key_of(self, node: KeyOf) -> dict:
+        keys = self._keys(node)
+        return self.schema(keys[0]) if len(keys) == 1 else self._union(Union(keys))
+
+    def _keys(self, node: KeyOf) -> tuple[Any, ...]:
+        """The member names of an object type as literal types; ``string``
+        beside an index signature (JSON's keys are strings)."""
+        if not isinstance(node.target, (ObjectType, Intersection, Reference)):
+            raise error_at(node.token, "keyof applies only to object types here")
+        shape = self.shape(node.target)
+        if shape.additional is not False:
+            return (Keyword("string"),)
+        if not shape.properties:
+            raise error_at(node.token, "keyof an object type without members is never")
+        return tuple(Literal(name) for name in shape.properties)
 
     def _keyword(self, node: Keyword) -> dict:
         if node.name == "undefined":
@@ -218,6 +237,9 @@ class _SchemaBuilder:
         """A union's members, looking through type aliases (``through`` them
         already) and enums (their members' literals)."""
         for option in _flatten_union(node):
+            if isinstance(option, KeyOf):
+                yield from self._keys(option)
+                continue
             declaration = (
                 self.declarations.get(option.name) if isinstance(option, Reference) else None
             )

@@ -70,6 +70,14 @@ class ObjectType:
 
 
 @dataclass(frozen=True)
+class KeyOf:
+    """``keyof T``: the names of an object type's members."""
+
+    target: Any
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Union:
     options: tuple[Any, ...]
 
