@@ -895,6 +895,28 @@ def test_extra_keys_under_property_names_never_repeat_a_declared_name() -> None:
     )
 
 
+def test_each_order_of_one_property_set_keeps_its_own_order() -> None:
+    """xgrammar 0.2.8 builds one rule for object schemas equal once their keys
+    are sorted, so each branch below wrote and took only the first's order."""
+    orders = [["x", "y", "z"], ["y", "x", "z"], ["z", "y", "x"], ["x", "z", "y"]]
+    branches = [
+        {
+            **OBJ,
+            "properties": {
+                "t": {"const": str(i)},
+                "p": {**OBJ, "properties": {k: {"type": "integer"} for k in order}},
+            },
+            "required": ["t", "p"],
+            "additionalProperties": False,
+        }
+        for i, order in enumerate(orders)
+    ]
+    constraint, decoder = _compiled(json.dumps({"anyOf": branches}))
+    for i, order in enumerate(orders):
+        text = json.dumps({"t": str(i), "p": {k: 1 for k in order}})
+        assert decoder.accepts(text) and constraint.judge(text) is None, text
+
+
 def test_source_language_and_kind() -> None:
     constraint = compile_json_schema('{"type": "boolean"}')
     assert (constraint.kind, constraint.source_language) == ("json_schema", "json_schema")

@@ -199,6 +199,7 @@ from grammar_compiler.json_schema.normalize import (
     Compiler,
 )
 from grammar_compiler.json_schema.pointers import location
+from grammar_compiler.json_schema.property_orders import keep_property_orders_apart
 from grammar_compiler.json_schema.render import Renderer, confirm_with_xgrammar
 from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
@@ -254,7 +255,7 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
             root = compiler.node(document, "")
             check_output_size(root, compiler.definitions)
-            canonical = Renderer(compiler).render_document(root)
+            canonical = keep_property_orders_apart(Renderer(compiler).render_document(root))
     except TimeoutError:  # jsonschema filtering listed values by a pattern
         raise ConstraintError(
             f"a pattern of the schema took over {PATTERN_TESTS_BUDGET_S:g} s to test against the "
