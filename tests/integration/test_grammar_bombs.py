@@ -104,6 +104,19 @@ SCHEMAS = {
         {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(4900)}},
         "4900 optional properties (at most 100)",
     ),
+    # Python's re would hold the GIL for days on these (grammar_compiler/bounded_regex.py)
+    "backtracking_name": (
+        {
+            "type": "object",
+            "properties": {"a" * 40 + "Xc": {"type": "integer"}},
+            "patternProperties": {"(a|a)*c": {"type": "integer"}},
+        },
+        "took too long to test against the property name",
+    ),
+    "backtracking_enum": (
+        {"type": "string", "enum": ["a" * 40 + "Xc", "ac"], "pattern": "(a|a)*c"},
+        "to test against the values it lists",
+    ),
 }
 GRAMMARS = {
     "gbnf_doubling": (_doubling_rules(30), "MAX_SHORTEST_OUTPUT", "gbnf"),
