@@ -435,7 +435,9 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             1,
             18,
         ),
-        ("export type T = `id-${string}`", "unsupported construct 'template literal type'", 1, 17),
+        ("export type T = `id-${{ a: 1 }}`", "a template literal type's placeholders take", 1, 17),
+        ("export type T = `id-${string", "unterminated '${' in a template literal type", 1, 21),
+        ("export type T = `id", "unterminated template literal type", 1, 17),
         ("export type T = bigint", "unsupported construct 'bigint (not JSON-serializable)'", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
         ("export type T = string | undefined", "'undefined' is not JSON", 1, 26),
@@ -557,6 +559,38 @@ def test_programs_are_refused_as_not_data(
     error = caught.value
     assert error.message == f"unsupported construct '{construct}' {PROGRAM}"
     assert (error.line, error.column) == (line, column), str(error)
+
+
+def test_template_literal_types_are_patterns() -> None:
+    """Text as it is, each placeholder as what its type prints as, through
+    aliases, enums, unions and nested templates; without placeholders, a literal."""
+    source = (
+        "enum Env { Prod = 'prod', Dev = 'dev' }\n"
+        "type Size = 'sm' | 'lg'\n"
+        "type Id<P extends string> = `${P}-${number}`\n"
+        "export type T = { id: Id<'ord'>; css: `btn.${Size}(${boolean})`; "
+        "url: `https://${Env}.example.com/${string}`; v: `v${`${1 | 2}.x`}`; plain: `a.b` }"
+    )
+    constraint = compile_typescript(source, "T")
+    decoder = Decoder(constraint.value)
+    good = {
+        "id": "ord-12",
+        "css": "btn.sm(true)",
+        "url": "https://dev.example.com/a/b",
+        "v": "v2.x",
+    }
+    bad = [
+        {"id": "ord-x"},
+        {"css": "btn.md(true)"},
+        {"css": "btnxsm(true)"},
+        {"url": "https://test.example.com/"},
+        {"v": "v3.x"},
+    ]
+    text = json.dumps({**good, "plain": "a.b"})
+    assert decoder.accepts(text) and constraint.judge(text) is None
+    for change in bad:
+        text = json.dumps({**good, **change, "plain": "a.b"})
+        assert not decoder.accepts(text) and constraint.judge(text) is not None, text
 
 
 def test_enums_of_literals_are_data() -> None:

@@ -45,17 +45,17 @@ The subset:
   ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types;
   ``Exclude``, ``Extract`` and ``NonNullable`` of unions whose members are
   literals, primitives or types compared with themselves; ``keyof`` of
-  object types.
+  object types; template literal types (a string ``pattern``).
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``.
 
 Refused as describing programs, not data: function and constructor types,
 method, call and construct signatures, accessors, classes, functions and
 value declarations (``const``, ``let``, ``var``). Refused by name:
-conditional, mapped and indexed-access types, ``typeof``,
-template literal types, ``bigint``, ``symbol``, ``undefined`` outside
-optional members, ``void``/``never``, computed enum members, namespaces,
-imports, and generics that expand without end (``type T<X> = T<X[]>``).
+conditional, mapped and indexed-access types, ``typeof``, ``bigint``,
+``symbol``, ``undefined`` outside optional members, ``void``/``never``,
+computed enum members, namespaces, imports, and generics that expand
+without end (``type T<X> = T<X[]>``).
 """
 
 from __future__ import annotations

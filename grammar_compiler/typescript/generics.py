@@ -32,6 +32,7 @@ from grammar_compiler.typescript.syntax import (
     Member,
     ObjectType,
     Reference,
+    TemplateType,
     TupleElement,
     TupleType,
     Union,
@@ -195,6 +196,9 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         return ObjectType(members, index)
     if isinstance(node, KeyOf):
         return KeyOf(substitute(node.target, bindings), node.token)
+    if isinstance(node, TemplateType):
+        parts = tuple(p if isinstance(p, str) else substitute(p, bindings) for p in node.parts)
+        return TemplateType(parts, node.token)
     if isinstance(node, Union):
         return Union(tuple(substitute(o, bindings) for o in node.options))
     if isinstance(node, Intersection):
@@ -254,6 +258,16 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
             text("[key: string]: ")
             _write(node.index, out, budget)
         text("}")
+    elif isinstance(node, TemplateType):
+        text("`")
+        for part in node.parts:
+            if isinstance(part, str):
+                text(json.dumps(part, ensure_ascii=False)[1:-1])
+            else:
+                text("${")
+                _write(part, out, budget)
+                text("}")
+        text("`")
     elif isinstance(node, KeyOf):
         grouped = isinstance(node.target, (Union, Intersection))
         text("keyof (" if grouped else "keyof ")
@@ -290,6 +304,8 @@ def _nesting(node: Any) -> int:
         children = tuple(m.type for m in node.members) + ((node.index,) if node.index else ())
     elif isinstance(node, KeyOf):
         children = (node.target,)
+    elif isinstance(node, TemplateType):
+        children = tuple(p for p in node.parts if not isinstance(p, str))
     elif isinstance(node, Union):
         children = node.options
     elif isinstance(node, Intersection):

@@ -21,6 +21,7 @@ from grammar_compiler.typescript.syntax import (
     Member,
     ObjectType,
     Reference,
+    TemplateType,
     TupleElement,
     TupleType,
     TypeParameter,
@@ -380,6 +381,8 @@ class _Parser:
         if token.kind == "number":
             self.advance()
             return Literal(token.value)
+        if token.kind == "template":
+            return self._template()
         if self.at("-") and self.peek().kind == "number":
             self.advance()
             return Literal(-self.advance().value)
@@ -394,6 +397,26 @@ class _Parser:
         if self.at("<"):
             raise self.program("generic function type")
         raise self.error(f"expected a type, found {describe(token)}")
+
+    def _template(self) -> Any:
+        """A template literal type; without placeholders, a string literal."""
+        token = self.advance()
+        parts: list[Any] = []
+        for piece in token.value:
+            if isinstance(piece, str):
+                if piece:
+                    parts.append(piece)
+                continue
+            placeholder = _Parser(list(piece))
+            placeholder.depth = self.depth
+            parts.append(placeholder.type())
+            if placeholder.token.kind != "end":
+                raise self.error(
+                    f"expected '}}', found {describe(placeholder.token)}", placeholder.token
+                )
+        if all(isinstance(part, str) for part in parts):
+            return Literal("".join(parts))
+        return TemplateType(tuple(parts), token)
 
     def _parenthesized(self) -> Any:
         start = self.token

@@ -13,6 +13,7 @@ branches, and the limits on that, belong to ``compile_json_schema``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from grammar_compiler.typescript.syntax import (
     Literal,
     ObjectType,
     Reference,
+    TemplateType,
     TupleType,
     Union,
 )
@@ -128,7 +130,34 @@ class _SchemaBuilder:
             return self._shape_schema(self.shape(node))
         if isinstance(node, KeyOf):
             return self._key_of(node)
+        if isinstance(node, TemplateType):
+            return {"type": "string", "pattern": f"^{self._template_regex(node)}$"}
         return self._reference(node)
+
+    def _template_regex(self, node: TemplateType) -> str:
+        """The strings of a template literal type, as an ECMA-262 regex: its text
+        as it is, each placeholder as the strings its type can print as."""
+        pieces = []
+        for part in node.parts:
+            if isinstance(part, str):
+                pieces.append(_escaped(part))
+                continue
+            printed = [self._printed(member, node) for member in self._members(part, ())]
+            pieces.append(f"(?:{'|'.join(dict.fromkeys(printed))})")
+        return "".join(pieces)
+
+    def _printed(self, member: Any, node: TemplateType) -> str:
+        if isinstance(member, Literal):
+            return _escaped(_template_text(member.value))
+        if isinstance(member, TemplateType):
+            return self._template_regex(member)
+        if isinstance(member, Keyword) and member.name in _PRINTED_KEYWORDS:
+            return _PRINTED_KEYWORDS[member.name]
+        raise error_at(
+            node.token,
+            "a template literal type's placeholders take string, number, boolean, null "
+            "and literal types (and unions of them)",
+        )
 
     def _key_of(self, node: KeyOf) -> dict:
         keys = self._keys(node)
@@ -406,6 +435,30 @@ class _SchemaBuilder:
             schema["required"] = required
         schema["additionalProperties"] = shape.additional
         return schema
+
+
+_PRINTED_KEYWORDS = {
+    "string": ".*",
+    "number": r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?",
+    "boolean": "true|false",
+    "undefined": "undefined",
+}
+"""What a placeholder of these types prints as: any text, a number as JSON
+writes one (TypeScript takes any numeric string; this is a subset), ..."""
+_REGEX_SPECIAL = re.compile(r"[\\^$.|?*+()\[\]{}]")
+
+
+def _escaped(text: str) -> str:
+    return _REGEX_SPECIAL.sub(lambda found: "\\" + found.group(), text)
+
+
+def _template_text(value: Any) -> str:
+    """How a literal prints inside a template (``${1}``, ``${true}``, ``${null}``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 _KNOWN_GLOBALS = {

@@ -70,6 +70,14 @@ class ObjectType:
 
 
 @dataclass(frozen=True)
+class TemplateType:
+    """A template literal type: text and its ``${}`` placeholders' types, in order."""
+
+    parts: tuple[Any, ...]  # str, or a type
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
 class KeyOf:
     """``keyof T``: the names of an object type's members."""
 

@@ -127,7 +127,7 @@ class _Tokenizer:
             value = self._string(char)
             return "string", source[start : self.pos], value
         if char == "`":
-            raise self.error("unsupported construct 'template literal type'")
+            return "template", "", self._template()
         found = _NAME.match(source, start) or (
             _NUMBER.match(source, start) if char.isdigit() or char == "." else None
         )
@@ -145,6 +145,49 @@ class _Tokenizer:
                 self._advance(start + len(punct))
                 return "punct", punct, punct
         raise self.error(f"unexpected character {char!r}")
+
+    def _template(self) -> tuple[Any, ...]:
+        """A template literal type's pieces: text, and each ``${}``'s tokens
+        (ending with an ``end`` token at its ``}``), which the parser reads as a type."""
+        start = self.pos
+        self._advance(self.pos + 1)
+        pieces: list[Any] = []
+        text: list[str] = []
+        while True:
+            if self.pos >= len(self.source):
+                raise self.error("unterminated template literal type", start)
+            char = self.source[self.pos]
+            if char == "`":
+                self._advance(self.pos + 1)
+                break
+            if char == "\\":
+                text.append(self._escape())
+            elif self.source.startswith("${", self.pos):
+                pieces.append("".join(text))
+                text = []
+                opened = self.pos
+                self._advance(self.pos + 2)
+                pieces.append(self._placeholder(opened))
+            else:
+                text.append(char)
+                self._advance(self.pos + 1)
+        pieces.append("".join(text))
+        return tuple(pieces)
+
+    def _placeholder(self, opened: int) -> tuple[Token, ...]:
+        tokens: list[Token] = []
+        depth = 0
+        while True:
+            comments = self._skip_space_and_comments()
+            line, column = self.line, self.pos - self.line_start + 1
+            if self.pos >= len(self.source):
+                raise self.error("unterminated '${' in a template literal type", opened)
+            if self.source[self.pos] == "}" and depth == 0:
+                self._advance(self.pos + 1)
+                return (*tokens, Token("end", "}", line, column, comments=comments))
+            kind, text, value = self._token()
+            depth += {"{": 1, "}": -1}.get(text, 0) if kind == "punct" else 0
+            tokens.append(Token(kind, text, line, column, value, comments))
 
     def _string(self, quote: str) -> str:
         start = self.pos
