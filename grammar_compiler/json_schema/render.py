@@ -482,8 +482,10 @@ class Renderer:
         value valid against every pattern's schema; None where that cannot be
         expressed or no such name or value exists.
 
-        xgrammar checks ``propertyNames`` on undeclared keys only and never
-        repeats a declared one, so declared properties keep their own schemas.
+        xgrammar checks ``propertyNames`` on undeclared keys only, so declared
+        properties keep their own schemas; beside it, xgrammar may also write
+        a declared name as an extra key, so the caller asks for these only
+        when no pattern covers a declared name (``_pattern_named``).
         A name matching one pattern needs only that pattern's schema; every
         name gets all of them, a subset where they differ. Names matching no
         pattern, which ``additionalProperties`` decides, are not written.
