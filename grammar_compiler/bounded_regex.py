@@ -7,9 +7,10 @@ checks included. JSON Schema puts user regexes in ``pattern`` and
 ``patternProperties``, which the compiler tests against declared property
 names and listed values, and the judge against every output (through
 ``jsonschema``); a Lark grammar's terminals are user regexes that its judge
-tries at every position of an output. The ``regex`` package reads the same syntax, releases the
-GIL while it matches a ``str`` and gives up at a timeout, so a pathological
-pattern costs one request its answer, not the server its responsiveness.
+tries at every position of an output. The ``regex`` package reads the same
+syntax, releases the GIL while it matches a ``str`` and gives up at a
+timeout, so a pathological pattern costs one request its answer, not the
+server its responsiveness.
 
 One deadline bounds all the searches of one piece of work (a compile, a
 judgement), however many patterns and strings it tests: ``deadline`` sets
