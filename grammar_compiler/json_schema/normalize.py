@@ -580,7 +580,7 @@ class Compiler:
         for name, sub in schema.get("properties", {}).items():
             prop = self.node(sub, f"{where}/properties/{escape_token(name)}")
             for pattern, pattern_node in patterns:
-                if _names(pattern, name, where):
+                if pattern_covers(pattern, name, where):
                     prop = self.merge(prop, pattern_node, where)
             properties[name] = prop
         additional = None
@@ -776,7 +776,9 @@ class Compiler:
     def undeclared(self, node: Node, name: str) -> Node:
         """What a property not in ``properties`` must satisfy: its patterns', else additional."""
         matching = [
-            sub for pattern, sub in node.pattern_properties if _names(pattern, name, node.where)
+            sub
+            for pattern, sub in node.pattern_properties
+            if pattern_covers(pattern, name, node.where)
         ]
         if not matching:
             return node.additional or Node(where=node.where)
@@ -860,7 +862,7 @@ def _combine_steps(a: int | None, b: int | None) -> int | None:
     return math.lcm(a, b)
 
 
-def _names(pattern: str, name: str, where: str) -> bool:
+def pattern_covers(pattern: str, name: str, where: str) -> bool:
     """Whether a ``patternProperties`` pattern covers a property name (``bounded_regex``)."""
     try:
         return bounded_regex.search(pattern, name) is not None

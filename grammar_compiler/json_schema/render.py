@@ -12,7 +12,7 @@ from typing import Any
 
 import xgrammar
 
-from grammar_compiler import bounded_regex, ecma_regex
+from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema.nodes import (
     KINDS,
@@ -25,7 +25,7 @@ from grammar_compiler.json_schema.nodes import (
     tighter_lower,
     tighter_upper,
 )
-from grammar_compiler.json_schema.normalize import Compiler
+from grammar_compiler.json_schema.normalize import Compiler, pattern_covers
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
 
@@ -549,7 +549,7 @@ class Renderer:
 def _pattern_named(node: Node, declared: dict[str, Any]) -> bool:
     """Whether a ``patternProperties`` pattern covers a declared property name."""
     return any(
-        bounded_regex.search(pattern, name)
+        pattern_covers(pattern, name, node.where)
         for pattern, _ in node.pattern_properties
         for name in declared
     )

@@ -236,10 +236,8 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
             _write_list(node.arguments, out, budget)
             text(">")
     elif isinstance(node, ArrayType):
-        grouped = isinstance(node.element, (Union, Intersection))
-        text("(" if grouped else "")
-        _write(node.element, out, budget)
-        text(")[]" if grouped else "[]")
+        _write_operand(node.element, out, budget)
+        text("[]")
     elif isinstance(node, TupleType):
         text("[")
         for i, element in enumerate(node.elements):
@@ -269,19 +267,27 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
                 text("}")
         text("`")
     elif isinstance(node, KeyOf):
-        grouped = isinstance(node.target, (Union, Intersection))
-        text("keyof (" if grouped else "keyof ")
-        _write(node.target, out, budget)
-        text(")" if grouped else "")
+        text("keyof ")
+        _write_operand(node.target, out, budget)
     elif isinstance(node, (Union, Intersection)):
         parts = node.options if isinstance(node, Union) else node.parts
         separator = " | " if isinstance(node, Union) else " & "
         for i, part in enumerate(parts):
             text(separator if i else "")
-            grouped = isinstance(part, (Union, Intersection))
-            text("(" if grouped else "")
-            _write(part, out, budget)
-            text(")" if grouped else "")
+            _write_operand(part, out, budget)
+
+
+def _write_operand(node: Any, out: list[str], budget: list[int]) -> None:
+    """``node`` as the operand of ``[]``, ``keyof``, ``|`` or ``&``: a union or
+    intersection in parentheses, so the text reads back as the same type."""
+    grouped = isinstance(node, (Union, Intersection))
+    if grouped:
+        out.append("(")
+        budget[0] -= 1
+    _write(node, out, budget)
+    if grouped:
+        out.append(")")
+        budget[0] -= 1
 
 
 def _write_list(nodes: tuple[Any, ...], out: list[str], budget: list[int]) -> None:
