@@ -401,7 +401,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = {\n  a: string;", "expected '}'", 2, 13),
         ("export type T = 'abc", "unterminated string literal", 1, 17),
         ("export type T = /* never closed", "unterminated comment", 1, 17),
-        ("export type T = string #", "unexpected character '#'", 1, 24),
+        ("export type T = string \\", "unexpected character '\\\\'", 1, 24),
         (
             "type B<X> = X\nexport type T = Promise<string>",
             "unknown type 'Promise' (Promise is not JSON data)",
@@ -416,7 +416,16 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ),
         ("export type T = keyof string[]", "keyof applies only to object types here", 1, 17),
         ("export type T = keyof {}", "keyof an object type without members is never", 1, 17),
-        ("export type T = typeof x", "unsupported construct 'typeof type query'", 1, 17),
+        ("export type T = typeof x", "typeof x: 'x' is not declared", 1, 24),
+        ("export type T = typeof T", "typeof T: 'T' is a type, not a variable", 1, 24),
+        ("export type T = typeof", "expected a variable name after typeof", 1, 23),
+        ("export type T = typeof a.b\nconst a = {b: 1}", "typeof of a qualified name", 1, 25),
+        (
+            "export type T = x\nconst x = 1",
+            "'x' is a variable: its type is written typeof x",
+            1,
+            17,
+        ),
         (
             "export type T = U extends string ? 1 : 2\ntype U = string",
             "unsupported construct 'conditional type'",
@@ -424,24 +433,33 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             19,
         ),
         (
-            "export type T = { [K in 'a' | 'b']: number }",
-            "unsupported construct 'mapped type'",
+            "export type T = { [K in 'a' as `x${K}`]: number }",
+            "unsupported construct 'key remapping in a mapped type ('as')'",
             1,
-            19,
+            29,
         ),
-        (
-            "export type T = U['a']\ntype U = { a: string }",
-            "unsupported construct 'indexed access type'",
-            1,
-            18,
-        ),
+        ("export type T = { [K in 'a']: 1; b: 2 }", "(a mapped type has no other members)", 1, 34),
+        ("export type T = { b: 2; [K in 'a']: 1 }", "a mapped type has no other members", 1, 25),
+        ("export type T = { [K in true]: 1 }", "a mapped type's keys must be string or", 1, 17),
+        ("export type T = U['b']\ntype U = { a: string }", 'has no member "b"', 1, 18),
+        ("export type T = [1, 2][2]", "the indexed type has no member 2", 1, 23),
+        ("export type T = { a: 1 }[number]", "the indexed type has no member number", 1, 25),
+        ("export type T = string['length']", "applies to object, array and tuple types", 1, 23),
+        ("export type T = U['a']\nenum U { A }", "'U' is not an object type", 1, 18),
+        ("export type T = U['a']\ntype U = U", "'U' is an alias of itself", 1, 18),
         ("export type T = `id-${{ a: 1 }}`", "a template literal type's placeholders take", 1, 17),
         ("export type T = `id-${string", "unterminated '${' in a template literal type", 1, 21),
         ("export type T = `id", "unterminated template literal type", 1, 17),
         ("export type T = bigint", "unsupported construct 'bigint (not JSON-serializable)'", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
         ("export type T = string | undefined", "'undefined' is not JSON", 1, 26),
-        ("import { X } from './x'", "unsupported construct 'import'", 1, 1),
+        (
+            "import { Y as X } from './x'\ntype T = X",
+            "'X' is imported from './x': this service reads one source text",
+            1,
+            15,
+        ),
+        ("import x = require('x')", "unsupported construct 'import'", 1, 1),
         ("export type T = Missing", "unknown type 'Missing'", 1, 17),
         (
             "export type T = Map<string, number>",
@@ -458,7 +476,12 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             1,
             26,
         ),
-        ("export enum E { A = 1 << 2 }", "unsupported construct 'computed enum member", 1, 21),
+        (
+            "export enum E { A = 1 << 2 }\ntype T = E",
+            "unsupported construct 'computed enum member",
+            1,
+            21,
+        ),
         (
             "enum E { A = 1, B = A }\ntype T = E",
             "unsupported construct 'computed enum member",
@@ -540,15 +563,12 @@ PROGRAM = "(it describes a program, not data)"
         ("interface T { (): void }", "call signature", 1, 15),
         ("interface T { new (): T }", "construct signature", 1, 15),
         ("interface T { get size(): number }", "get accessor", 1, 15),
-        ("export class C {}\ntype T = 1", "class", 1, 8),
-        ("abstract class C {}\ntype T = 1", "class", 1, 1),
-        ("type T = 1\nfunction f(): T { return 1 }", "function", 2, 1),
-        ("type T = 1\nexport async function f() {}", "function", 2, 8),
-        ("export const x = 1\ntype T = 1", "value declaration", 1, 8),
-        ("let x: number\ntype T = 1", "value declaration", 1, 1),
-        ("type T = 1\nvar x = { a: 1 }", "value declaration", 2, 1),
-        ("declare const x: number\ntype T = 1", "value declaration", 1, 9),
-        ("declare function f(): void\ntype T = 1", "function", 1, 9),
+        ("export class C {}\ntype T = C", "class", 1, 8),
+        ("abstract class C {}\ntype T = { c: C[] }", "class", 1, 1),
+        ("type T = typeof f\nfunction f(): T { return 1 }", "function", 2, 1),
+        ("type T = typeof f\nexport async function f() {}", "function", 2, 8),
+        ("declare function f(): void\ntype T = typeof f", "function", 1, 9),
+        ("type T = keyof C\nclass C { a = 1 }", "class", 2, 1),
     ],
 )
 def test_programs_are_refused_as_not_data(
@@ -559,6 +579,264 @@ def test_programs_are_refused_as_not_data(
     error = caught.value
     assert error.message == f"unsupported construct '{construct}' {PROGRAM}"
     assert (error.line, error.column) == (line, column), str(error)
+
+
+SET_ASIDE_SOURCE = """\
+import { z } from "zod";
+@Component({ selector: "app" })
+class Widget {}
+type Handler = (event: Event) => void
+type IsText<T> = T extends string ? true : never
+interface Api { get(path: string): Promise<Order> }
+declare global { interface Window { app: Widget } }
+export default { name: "restaurant" }
+import type { Money as Price, Currency } from './money'
+import * as api from "./api"
+
+// TypeChat's restaurant schema keeps values beside its types.
+export const saladSize = ['half', 'whole'];
+
+export class Cart {
+    #items: Order[] = [];
+    total(): number { return this.#items.length % 2 / 1 ^ 3 }
+}
+
+export function describe(order: Order): string {
+    return `${order.items.length} items`;
+}
+const handlers = { pizza: (x: number) => x * 2 }
+export const schema = z.object({ name: z.string() });
+
+export interface Order {
+    items: { itemType: 'salad'; portion?: string; size: typeof saladSize[number] }[];
+}
+"""
+
+
+def test_program_statements_are_set_aside_until_used() -> None:
+    """Classes, functions, imports, computed values, decorators, ambient scopes and
+    declarations outside the subset beside the data types are passed over; a
+    type that uses one is refused where the statement is."""
+    constraint = compile_typescript(SET_ASIDE_SOURCE, "Order")
+    decoder = Decoder(constraint.value)
+    good = '{"items": [{"itemType": "salad", "size": "half"}]}'
+    assert decoder.accepts(good) and constraint.judge(good) is None
+    bad = '{"items": [{"itemType": "salad", "size": 1}]}'
+    assert not decoder.accepts(bad) and constraint.judge(bad) is not None
+    uses = {
+        "Handler": ("'function type' (it describes a program, not data)", 4, 16),
+        "IsText<1>": ("unsupported construct 'conditional type'", 5, 20),
+        "Api": ("'method signature'", 6, 17),
+        "Widget": ("'class'", 3, 1),
+        "Cart": ("unsupported construct 'class' (it describes a program, not data)", 15, 8),
+        "typeof describe": ("unsupported construct 'function'", 20, 8),
+        "Price": ("'Price' is imported from './money'", 9, 24),
+        "Currency": ("'Currency' is imported from './money'", 9, 31),
+        "api": ("'api' is imported from './api'", 10, 13),
+        "typeof z": ("'z' is imported from 'zod'", 1, 10),
+        "typeof handlers": ("typeof takes variables whose value is written out", 23, 27),
+        "typeof schema": ("this one is computed, from 'z'", 24, 23),
+    }
+    for used, (message, line, column) in uses.items():
+        with pytest.raises(ConstraintError) as caught:
+            compile_typescript(f"{SET_ASIDE_SOURCE}type T = {{ x: {used} }}", "T")
+        assert message in caught.value.message, caught.value.message
+        assert (caught.value.line, caught.value.column) == (line, column), str(caught.value)
+    with pytest.raises(ConstraintError, match=r"'class'.* at line 15, column 8"):
+        compile_typescript(SET_ASIDE_SOURCE, "Cart")
+    with pytest.raises(ConstraintError, match=r"declared types: Order$"):
+        compile_typescript(SET_ASIDE_SOURCE, "Missing")
+
+
+@pytest.mark.parametrize(
+    ("declaration", "schema"),
+    [
+        ("const x = ['s', 'm'] as const; type T = typeof x[number]", {"enum": ["s", "m"]}),
+        (
+            "const S = { On: 'on', Off: 'off' } as const\ntype T = typeof S[keyof typeof S]",
+            {"enum": ["on", "off"]},
+        ),
+        ("const S = { On: 'on' } as const\ntype T = typeof S['On']", {"const": "on"}),
+        (
+            "const x = { n: 3, tags: ['a'], deep: { ok: true }, none: null }\ntype T = typeof x",
+            _object(
+                {
+                    "n": NUMBER,
+                    "tags": {"type": "array", "items": STRING},
+                    "deep": _object({"ok": BOOLEAN}),
+                    "none": {"type": "null"},
+                }
+            ),
+        ),
+        ("const x = 1; type T = typeof x", {"const": 1}),
+        ("let x = 1; type T = typeof x", NUMBER),
+        ("var x = `a`; type T = typeof x", STRING),
+        ("const x = []; type T = typeof x", {"type": "array", "items": {}}),
+        (
+            "const x = [1, 'a']; type T = typeof x",
+            {"type": "array", "items": {"type": ["number", "string"]}},
+        ),
+        (
+            "const x = [1, 'a'] as const; type T = typeof x",
+            {
+                "type": "array",
+                "prefixItems": [{"const": 1}, {"const": "a"}],
+                "minItems": 2,
+                "items": False,
+            },
+        ),
+        ("const x = -2 as const; type T = typeof x", {"const": -2}),
+        ("const x: string[] = ['a']; type T = typeof x", {"type": "array", "items": STRING}),
+        ("declare const x: boolean; type T = typeof x", BOOLEAN),
+        ("const x = 'a' as 'a' | 'b'; type T = typeof x", {"enum": ["a", "b"]}),
+        ("const x = { a: 1 } satisfies object; type T = typeof x", _object({"a": NUMBER})),
+        (
+            "const x = { 'a-b': 1, 2: 'c', } as const; type T = typeof x",
+            _object({"a-b": {"const": 1}, "2": {"const": "c"}}),
+        ),
+    ],
+)
+def test_typeof_a_written_out_value(declaration: str, schema: dict) -> None:
+    """``typeof`` takes the type TypeScript gives the value: literals kept under
+    ``as const`` (and for a ``const``'s own literal), widened otherwise."""
+    assert _schema_of(declaration, "T")["$defs"]["T"] == schema
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message", "column"),
+    [
+        ("const x = compute(); type T = typeof x", "this one is computed, from 'compute'", 11),
+        ("const x = [1, y]; type T = typeof x", "this one is computed, from 'y'", 15),
+        ("const x = { y }; type T = typeof x", "expected 'name: value'", 13),
+        ("const x = 1, y = 2; type T = typeof x", "several variables in one declaration", 12),
+        ("let x; type T = typeof x", "expected '=' or ':'", 6),
+    ],
+)
+def test_typeof_a_computed_value_is_refused_where_it_is_computed(
+    declaration: str, message: str, column: int
+) -> None:
+    with pytest.raises(ConstraintError) as caught:
+        compile_typescript(declaration, "T")
+    assert message in caught.value.message, caught.value.message
+    assert (caught.value.line, caught.value.column) == (1, column), str(caught.value)
+
+
+INDEXED_SOURCE = """\
+interface Base { id: number }
+interface User extends Base { name: string; tags?: string[]; address: { city: 'Oslo' | 'Rome' } }
+type Flags = Record<'a' | 'b', boolean>
+type ValueOf<T> = T[keyof T]
+type Pair = [string, number, null?]
+export type T = {
+  id: User['id']
+  both: User['id' | 'name']
+  city: User['address']['city']
+  tag: NonNullable<User['tags']>[number]
+  flag: Flags['a']
+  partial: Partial<User>['name']
+  picked: Pick<User, 'address'>['address']
+  second: Pair[1]
+  third: Pair[2]
+  any: Pair[number]
+  value: ValueOf<{ a: 1; b: 'x' }>
+  meet: (Base & { extra: 'e' })['extra']
+  element: Array<{ k: 'z' }>[number]['k']
+}
+"""
+
+
+def test_indexed_access_types() -> None:
+    """``T[K]`` through ``extends``, utilities, ``Record``, aliases, generics,
+    intersections, arrays and tuples; a union or ``keyof`` key gives a union."""
+    properties = _schema_of(INDEXED_SOURCE, "T")["$defs"]["T"]["properties"]
+    assert properties == {
+        "id": NUMBER,
+        "both": {"type": ["number", "string"]},
+        "city": {"enum": ["Oslo", "Rome"]},
+        "tag": STRING,
+        "flag": BOOLEAN,
+        "partial": STRING,
+        "picked": _object({"city": {"enum": ["Oslo", "Rome"]}}),
+        "second": NUMBER,
+        "third": {"type": "null"},
+        "any": {"type": ["string", "number", "null"]},
+        "value": {"$ref": "#/$defs/ValueOf_a_1_b_x"},
+        "meet": {"const": "e"},
+        "element": {"const": "z"},
+    }
+    constraint = compile_typescript(INDEXED_SOURCE, "T")
+    decoder = Decoder(constraint.value)
+    good = {
+        "id": 1,
+        "both": "n",
+        "city": "Rome",
+        "tag": "t",
+        "flag": True,
+        "partial": "p",
+        "picked": {"city": "Oslo"},
+        "second": 2,
+        "third": None,
+        "any": None,
+        "value": "x",
+        "meet": "e",
+        "element": "z",
+    }
+    text = json.dumps(good)
+    assert decoder.accepts(text) and constraint.judge(text) is None
+    for change in ({"city": "Paris"}, {"value": 2}, {"both": True}, {"element": "y"}):
+        text = json.dumps({**good, **change})
+        assert not decoder.accepts(text) and constraint.judge(text) is not None, text
+
+
+MAPPED_SOURCE = """\
+interface User { id: number; name?: string }
+type Optional<T> = { [K in keyof T]?: T[K] }
+type Complete<T> = { -readonly [K in keyof T]-?: T[K] }
+type Same<T> = { readonly [K in keyof T]: T[K] }
+type Nullable<T> = { [P in keyof T]: T[P] | null }
+export type T = {
+  flags: { [K in 'a' | 'b']: boolean }
+  counts: { [K in string]: number }
+  optional: Optional<User>
+  complete: Complete<User>
+  same: Same<User>
+  nullable: Nullable<User>
+  picked: { [K in 'a' | 'b']: K }['b']
+}
+"""
+
+
+def test_mapped_types() -> None:
+    """A member per key; optional as written, or over ``keyof T`` as in ``T``."""
+    definitions = _schema_of(MAPPED_SOURCE, "T")["$defs"]
+    user = {"id": NUMBER, "name": STRING}
+    assert definitions["T"]["properties"]["flags"] == _object({"a": BOOLEAN, "b": BOOLEAN})
+    assert definitions["T"]["properties"]["counts"] == {
+        "type": "object",
+        "additionalProperties": NUMBER,
+    }
+    assert definitions["T"]["properties"]["picked"] == {"const": "b"}
+    assert definitions["Optional_User"] == _object(user, required=[])
+    assert definitions["Complete_User"] == _object(user, required=["id", "name"])
+    assert definitions["Same_User"] == _object(user, required=["id"])
+    nullable = {name: {"anyOf": [schema, {"type": "null"}]} for name, schema in user.items()}
+    assert definitions["Nullable_User"] == _object(nullable, required=["id"])
+    constraint = compile_typescript(MAPPED_SOURCE, "T")
+    decoder = Decoder(constraint.value)
+    good = {
+        "flags": {"a": True, "b": False},
+        "counts": {"x": 1},
+        "optional": {},
+        "complete": {"id": 1, "name": "n"},
+        "same": {"id": 2},
+        "nullable": {"id": None},
+        "picked": "b",
+    }
+    text = json.dumps(good)
+    assert decoder.accepts(text) and constraint.judge(text) is None
+    for change in ({"complete": {"id": 1}}, {"flags": {"a": True}}, {"same": {}}):
+        text = json.dumps({**good, **change})
+        assert not decoder.accepts(text) and constraint.judge(text) is not None, text
 
 
 def test_template_literal_types_are_patterns() -> None:

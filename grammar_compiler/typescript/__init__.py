@@ -45,17 +45,23 @@ The subset:
   ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types;
   ``Exclude``, ``Extract`` and ``NonNullable`` of unions whose members are
   literals, primitives or types compared with themselves; ``keyof`` of
-  object types; template literal types (a string ``pattern``).
+  object types; template literal types (a string ``pattern``); indexed
+  access (``T["k"]``, ``T[keyof T]``, ``T[number]``); mapped types
+  (``{ [K in keyof T]?: T[K] }``, without ``as``); ``typeof`` of variables
+  whose value is written out (``typeof SIZES[number]`` after
+  ``const SIZES = [...] as const``).
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``.
 
 Refused as describing programs, not data: function and constructor types,
 method, call and construct signatures, accessors, classes, functions and
-value declarations (``const``, ``let``, ``var``). Refused by name:
-conditional, mapped and indexed-access types, ``typeof``, ``bigint``,
-``symbol``, ``undefined`` outside optional members, ``void``/``never``,
-computed enum members, namespaces, imports, and generics that expand
-without end (``type T<X> = T<X[]>``).
+variables whose value is computed. Refused by name: conditional types, key
+remapping, ``bigint``, ``symbol``, ``undefined`` outside optional members,
+``void``/``never``, computed enum members, namespaces, imports, and
+generics that expand without end (``type T<X> = T<X[]>``). Statements and
+declarations refused for their content are set aside: the refusal is
+raised only when the named type uses them, so a file's functions, classes
+and imports do not stop its data types.
 """
 
 from __future__ import annotations

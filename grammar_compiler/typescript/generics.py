@@ -25,16 +25,19 @@ from typing import Any
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
+    IndexedAccess,
     Intersection,
     KeyOf,
     Keyword,
     Literal,
+    MappedType,
     Member,
     ObjectType,
     Reference,
     TemplateType,
     TupleElement,
     TupleType,
+    TypeQuery,
     Union,
 )
 from grammar_compiler.typescript.tokens import Token, error_at
@@ -196,6 +199,19 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         return ObjectType(members, index)
     if isinstance(node, KeyOf):
         return KeyOf(substitute(node.target, bindings), node.token)
+    if isinstance(node, MappedType):
+        inner = {name: value for name, value in bindings.items() if name != node.parameter}
+        return MappedType(
+            node.parameter,
+            substitute(node.keys, bindings),
+            substitute(node.value, inner),
+            node.optional,
+            node.token,
+        )
+    if isinstance(node, IndexedAccess):
+        return IndexedAccess(
+            substitute(node.target, bindings), substitute(node.index, bindings), node.token
+        )
     if isinstance(node, TemplateType):
         parts = tuple(p if isinstance(p, str) else substitute(p, bindings) for p in node.parts)
         return TemplateType(parts, node.token)
@@ -203,7 +219,7 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         return Union(tuple(substitute(o, bindings) for o in node.options))
     if isinstance(node, Intersection):
         return Intersection(tuple(substitute(p, bindings) for p in node.parts), node.token)
-    return node  # keywords and literals
+    return node  # keywords, literals and typeof
 
 
 def _arguments_text(arguments: tuple[Any, ...]) -> str | None:
@@ -269,6 +285,19 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
     elif isinstance(node, KeyOf):
         text("keyof ")
         _write_operand(node.target, out, budget)
+    elif isinstance(node, IndexedAccess):
+        _write_operand(node.target, out, budget)
+        text("[")
+        _write(node.index, out, budget)
+        text("]")
+    elif isinstance(node, TypeQuery):
+        text(f"typeof {node.name}")
+    elif isinstance(node, MappedType):
+        text(f"{{[{node.parameter} in ")
+        _write(node.keys, out, budget)
+        text({None: "]: ", True: "]?: ", False: "]-?: "}[node.optional])
+        _write(node.value, out, budget)
+        text("}")
     elif isinstance(node, (Union, Intersection)):
         parts = node.options if isinstance(node, Union) else node.parts
         separator = " | " if isinstance(node, Union) else " & "
@@ -278,9 +307,9 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
 
 
 def _write_operand(node: Any, out: list[str], budget: list[int]) -> None:
-    """``node`` as the operand of ``[]``, ``keyof``, ``|`` or ``&``: a union or
-    intersection in parentheses, so the text reads back as the same type."""
-    grouped = isinstance(node, (Union, Intersection))
+    """``node`` as the operand of ``[]``, ``keyof``, ``|`` or ``&``: a union,
+    intersection or ``keyof`` in parentheses, so the text reads back as the same type."""
+    grouped = isinstance(node, (Union, Intersection, KeyOf))
     if grouped:
         out.append("(")
         budget[0] -= 1
@@ -310,6 +339,10 @@ def _nesting(node: Any) -> int:
         children = tuple(m.type for m in node.members) + ((node.index,) if node.index else ())
     elif isinstance(node, KeyOf):
         children = (node.target,)
+    elif isinstance(node, IndexedAccess):
+        children = (node.target, node.index)
+    elif isinstance(node, MappedType):
+        children = (node.keys, node.value)
     elif isinstance(node, TemplateType):
         children = tuple(p for p in node.parts if not isinstance(p, str))
     elif isinstance(node, Union):

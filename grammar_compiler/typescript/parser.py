@@ -1,8 +1,12 @@
 """Tokens to the declarations AST, by recursive descent over the data-describing part of TypeScript.
 
-Anything outside that part is refused here with its line and column, naming
-the construct; functions, methods, classes and values are refused as what
-they are, descriptions of programs rather than of data.
+Anything outside that part is refused with its line and column, naming the
+construct; function types and methods are refused as what they are,
+descriptions of programs rather than of data. Whole statements that describe
+programs (functions, classes, variables whose value is computed) and imports
+are passed over and set aside with their refusal, which is raised only where
+a type uses them: a source file often holds such statements beside the data
+types that a request names.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
+    Declarations,
+    IndexedAccess,
     Intersection,
     KeyOf,
     Keyword,
     Literal,
+    MappedType,
     Member,
     ObjectType,
     Reference,
@@ -25,20 +32,30 @@ from grammar_compiler.typescript.syntax import (
     TupleElement,
     TupleType,
     TypeParameter,
+    TypeQuery,
     Union,
+    Value,
 )
 from grammar_compiler.typescript.tokens import Token, describe, tokenize
+from grammar_compiler.typescript.values import value_type
 
 MAX_NESTING = 64
 """Nesting of type expressions (parentheses, objects, arrays, generics)."""
 
 
-def parse_declarations(source: str) -> dict[str, Declaration]:
-    """Every declaration in ``source`` by name (raises ``ConstraintError`` at the first mistake)."""
+def parse_declarations(source: str) -> Declarations:
+    """Every declaration in ``source`` by name (raises ``ConstraintError`` at the first
+    mistake in a type; a statement set aside raises only where it is used)."""
     return _Parser(tokenize(source)).declarations()
 
 
 PROGRAM_NOT_DATA = "it describes a program, not data"
+
+
+class UnsupportedConstruct(ConstraintError):
+    """A construct outside the subset: it stops a declaration from being data,
+    not the source from being read (unlike a syntax error)."""
+
 
 _KEYWORD_TYPES = frozenset({"string", "number", "boolean", "any", "unknown", "object", "undefined"})
 _REFUSED_TYPES = {
@@ -46,17 +63,13 @@ _REFUSED_TYPES = {
     "symbol": "symbol (not JSON-serializable)",
     "void": "void",
     "never": "never",
-    "typeof": "typeof type query",
     "infer": "infer (conditional types)",
     "unique": "unique symbol",
 }
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
+_SCOPES = {"namespace": "namespace", "module": "module declaration", "global": "declare global"}
+_DEFAULT_EXPORTS = ("interface", "class", "abstract", "function", "async", "enum")
 _REFUSED_STATEMENTS = {
-    "import": "import",
-    "namespace": "namespace",
-    "module": "module declaration",
-    "default": "export default",
-    "@": "decorator",
     "*": "export * (re-export)",
 }
 _PROGRAM_STATEMENTS = {
@@ -64,10 +77,15 @@ _PROGRAM_STATEMENTS = {
     "abstract": "class",
     "function": "function",
     "async": "function",
-    "const": "value declaration",
-    "let": "value declaration",
-    "var": "value declaration",
 }
+_VARIABLE_KEYWORDS = frozenset({"const", "let", "var"})
+_STATEMENT_STARTS = frozenset(
+    {"export", "import", "type", "interface", "enum", "declare"}
+    | _PROGRAM_STATEMENTS.keys()
+    | _SCOPES.keys()
+    | _VARIABLE_KEYWORDS
+)
+_SET_ASIDE_AFTER_DECLARE = _PROGRAM_STATEMENTS.keys() | _VARIABLE_KEYWORDS
 _TYPE_PARAMETER_MODIFIERS = frozenset({"const", "in", "out"})
 
 
@@ -115,12 +133,16 @@ class _Parser:
         token = token or self.token
         return ConstraintError(message, line=token.line, column=token.column)
 
-    def unsupported(self, construct: str, token: Token | None = None) -> ConstraintError:
-        return self.error(f"unsupported construct '{construct}'", token)
+    def unsupported(
+        self, construct: str, token: Token | None = None, why: str = ""
+    ) -> UnsupportedConstruct:
+        token = token or self.token
+        message = f"unsupported construct '{construct}'" + (f" ({why})" if why else "")
+        return UnsupportedConstruct(message, line=token.line, column=token.column)
 
-    def program(self, construct: str, token: Token | None = None) -> ConstraintError:
+    def program(self, construct: str, token: Token | None = None) -> UnsupportedConstruct:
         """The refusal of functions, methods, classes and values: no JSON value has their type."""
-        return self.error(f"unsupported construct '{construct}' ({PROGRAM_NOT_DATA})", token)
+        return self.unsupported(construct, token, PROGRAM_NOT_DATA)
 
     def leading_description(self, token: Token, previous: Token | None) -> str | None:
         """The comments right above ``token`` (no blank line between), not after ``previous``."""
@@ -140,28 +162,198 @@ class _Parser:
 
     # -- declarations ----------------------------------------------------
 
-    def declarations(self) -> dict[str, Declaration]:
-        found: dict[str, Declaration] = {}
+    def declarations(self) -> Declarations:
+        found = Declarations({}, {})
         exported_names: list[Token] = []
         while self.token.kind != "end":
             if self.accept(";"):
                 continue
             start = self.token
             description = self.leading_description(start, None)
-            if self.accept("export") and self.at("{"):
-                exported_names += self._export_list()
+            if self.accept("export"):
+                if self.at("{"):
+                    exported_names += self._export_list()
+                    continue
+                if self.at("=") or (self.accept("default") and not self.at(*_DEFAULT_EXPORTS)):
+                    self._skip_statement()  # export = x, export default <expression>
+                    continue
+            if self.at("@"):
+                self._skip_decorator()
                 continue
-            declaration = self._declaration(start)
-            declaration.description = declaration.description or description
-            if declaration.name in found:
-                raise self.error(
-                    f"duplicate declaration of {declaration.name!r}", declaration.token
-                )
-            found[declaration.name] = declaration
+            if self.at("declare") and self.peek().kind == "name":
+                self.advance()  # an ambient declaration is the same declaration
+            if self.at("import"):
+                self._import(found)
+            elif self.token.text in _VARIABLE_KEYWORDS and self.peek().text != "enum":
+                self._variable(found)
+            elif self.token.text in _PROGRAM_STATEMENTS:
+                self._set_aside_program(found)
+            elif self.token.text in _SCOPES:
+                self._set_aside_scope(found)
+            else:
+                self._add_type(found, self._type_declaration(start, description))
         for token in exported_names:
-            if token.text not in found:
+            if token.text not in found.types and token.text not in found.values:
                 raise self.error(f"export of undeclared type {token.text!r}", token)
         return found
+
+    def _type_declaration(self, start: Token, description: str | None) -> Declaration:
+        """A type, interface or enum; one that uses a construct outside the subset is
+        set aside with that refusal, raised only where a type uses it."""
+        first = self.index
+        try:
+            declaration = self._declaration(start)
+        except UnsupportedConstruct as refusal:
+            name = self._declared_name(first)
+            if name is None:
+                raise
+            self.index = first
+            self._skip_statement()
+            return Declaration(name.text, "program", name, refusal=refusal)
+        declaration.description = declaration.description or description
+        return declaration
+
+    def _declared_name(self, first: int) -> Token | None:
+        for index in range(first, min(first + 3, len(self.tokens) - 1)):
+            if self.tokens[index].text in ("type", "interface", "enum"):
+                name = self.tokens[index + 1]
+                return name if name.kind == "name" else None
+        return None
+
+    def _add_type(self, found: Declarations, declaration: Declaration) -> None:
+        if declaration.name in found.types:
+            raise self.error(f"duplicate declaration of {declaration.name!r}", declaration.token)
+        found.types[declaration.name] = declaration
+
+    def _add_value(self, found: Declarations, value: Value) -> None:
+        if value.name in found.values:
+            raise self.error(f"duplicate declaration of variable {value.name!r}", value.token)
+        found.values[value.name] = value
+
+    # -- statements set aside --------------------------------------------
+
+    def _set_aside_program(self, found: Declarations) -> None:
+        """A class or function: its name is kept with the refusal, raised where a type uses it."""
+        keyword = self.advance()
+        construct = _PROGRAM_STATEMENTS[keyword.text]
+        refusal = self.program(construct, keyword)
+        if keyword.text in ("abstract", "async"):
+            self.advance()
+        self.accept("*")  # a generator
+        name = self.token if self.token.kind == "name" else None
+        self._skip_statement()
+        if name is None:
+            return
+        if construct == "class":
+            self._add_type(found, Declaration(name.text, "program", name, refusal=refusal))
+        if name.text not in found.values:  # a function's overloads share its name
+            found.values[name.text] = Value(name.text, name, refusal=refusal)
+
+    def _set_aside_scope(self, found: Declarations) -> None:
+        """A namespace (its name kept with the refusal: ``NS.T`` is a qualified
+        name), or ``declare global`` / ``declare module "m"`` (passed over)."""
+        keyword = self.advance()
+        refusal = self.unsupported(_SCOPES[keyword.text], keyword)
+        name = self.token if self.token.kind == "name" and keyword.text != "global" else None
+        self._skip_statement()
+        if name is not None:
+            self._add_type(found, Declaration(name.text, "program", name, refusal=refusal))
+            found.values.setdefault(name.text, Value(name.text, name, refusal=refusal))
+
+    def _variable(self, found: Declarations) -> None:
+        """``const x = <value>``: its type, for ``typeof x``; a value computed at run
+        time is set aside with its refusal."""
+        keyword = self.advance()
+        name = self.name("a variable name")
+        first = self.index
+        try:
+            written = value_type(self, constant=keyword.text == "const")
+            if self.at(","):
+                raise self.unsupported("several variables in one declaration", self.token)
+            self._end_statement()
+        except ConstraintError as error:
+            self.index = first
+            self._skip_statement()
+            self._add_value(found, Value(name.text, name, refusal=error))
+            return
+        self._add_value(found, Value(name.text, name, type=written))
+
+    def _import(self, found: Declarations) -> None:
+        """``import { A, B as C } from "m"`` and the other forms: the names are kept with
+        a refusal (this service sees one source text), raised where a type uses them."""
+        keyword = self.advance()
+        names: list[Token] = []
+        if self.at("type") and self.peek().text != "from":
+            self.advance()
+        if self.token.kind == "name" and not self.at("from"):
+            names.append(self.advance())
+            self.accept(",")
+        if self.accept("*"):
+            self.expect("as")
+            names.append(self.name("a name"))
+        elif self.accept("{"):
+            while not self.accept("}"):
+                if self.at("type") and self.peek().kind == "name" and self.peek().text != "as":
+                    self.advance()
+                local = self.name("an imported name")
+                if self.accept("as"):
+                    local = self.name("a name")
+                names.append(local)
+                if not self.accept(","):
+                    self.expect("}", "',' or '}'")
+                    break
+        if (names and not self.accept("from")) or self.token.kind != "string":
+            raise self.unsupported("import", keyword)  # import x = require("m"), ...
+        module = self.token
+        self.advance()
+        self._end_statement()
+        for local in names:
+            refusal = self.error(
+                f"{local.text!r} is imported from {module.value!r}: this service reads one "
+                "source text, so declare the type in it",
+                local,
+            )
+            self._add_type(found, Declaration(local.text, "program", local, refusal=refusal))
+            found.values.setdefault(local.text, Value(local.text, local, refusal=refusal))
+
+    def _skip_decorator(self) -> None:
+        """``@Name.member(arguments)`` before a class, which is set aside next."""
+        self.expect("@")
+        self.name("a decorator")
+        while self.accept("."):
+            self.name("a decorator")
+        if self.at("("):
+            depth = 0
+            while True:
+                if self.token.kind == "end":
+                    raise self.error("expected ')' to close the decorator's arguments")
+                depth += (
+                    {"(": 1, ")": -1}.get(self.token.text, 0) if self.token.kind == "punct" else 0
+                )
+                self.advance()
+                if depth == 0:
+                    return
+
+    def _skip_statement(self) -> None:
+        """Passes over the rest of a statement this reader does not parse: up to a
+        ``;`` outside brackets, or a line that starts a new statement."""
+        depth = 0
+        first = self.index
+        while self.token.kind != "end":
+            token = self.token
+            if token.kind == "punct" and depth == 0 and token.text == ";":
+                self.advance()
+                return
+            starts_line = self.index > first and token.line > self.tokens[self.index - 1].line
+            if depth == 0 and starts_line and token.text in _STATEMENT_STARTS:
+                return
+            if token.kind == "punct" and token.text in "([{":
+                depth += 1
+            elif token.kind == "punct" and token.text in ")]}":
+                if depth == 0:
+                    raise self.error(f"unexpected {describe(token)}")
+                depth -= 1
+            self.advance()
 
     def _export_list(self) -> list[Token]:
         self.expect("{")
@@ -187,13 +379,6 @@ class _Parser:
         if self.at("const") and self.peek().text == "enum":
             self.advance()
             return self._enum()
-        if self.at("declare"):
-            declared = self.peek()
-            if declared.text in _PROGRAM_STATEMENTS:
-                raise self.program(_PROGRAM_STATEMENTS[declared.text], declared)
-            raise self.unsupported("ambient declaration (declare)", keyword)
-        if keyword.text in _PROGRAM_STATEMENTS:
-            raise self.program(_PROGRAM_STATEMENTS[keyword.text], keyword)
         construct = _REFUSED_STATEMENTS.get(keyword.text)
         if construct:
             raise self.unsupported(construct, keyword)
@@ -368,9 +553,12 @@ class _Parser:
         result = self.primary()
         while self.at("[") and self.token.line == self.tokens[self.index - 1].line:
             bracket = self.advance()
-            if not self.accept("]"):
-                raise self.unsupported("indexed access type", bracket)
-            result = ArrayType(result)
+            if self.accept("]"):
+                result = ArrayType(result)
+                continue
+            index = self.type()
+            self.expect("]", "']'")
+            result = IndexedAccess(result, index, bracket)
         return result
 
     def primary(self) -> Any:
@@ -450,6 +638,13 @@ class _Parser:
             return Literal(None)
         if name in _KEYWORD_TYPES:
             return Keyword(name, token)
+        if name == "typeof" and self.token.kind == "name":
+            variable = self.advance()
+            if self.at("."):
+                raise self.unsupported("typeof of a qualified name", self.token)
+            return TypeQuery(variable.text, variable)
+        if name == "typeof":
+            raise self.error(f"expected a variable name after typeof, found {describe(self.token)}")
         if name in _REFUSED_TYPES:
             raise self.unsupported(_REFUSED_TYPES[name], token)
         if name in _PROGRAM_TYPES:
@@ -508,8 +703,10 @@ class _Parser:
         after = self.peek().text
         return after == ":" or (after == "?" and self.peek(2).text == ":")
 
-    def _object(self) -> ObjectType:
-        self.expect("{")
+    def _object(self) -> ObjectType | MappedType:
+        brace = self.expect("{")
+        if self._at_mapped_type():
+            return self._mapped_type(brace)
         members: list[Member] = []
         index_type = None
         previous = self.tokens[self.index - 1]
@@ -538,10 +735,47 @@ class _Parser:
             seen.add(member.name)
         return ObjectType(tuple(members), index_type)
 
+    def _at_mapped_type(self) -> bool:
+        offset = 0
+        if self.at("+", "-"):
+            offset += 1
+        if self.peek(offset).text == "readonly":
+            offset += 1
+        return (
+            self.peek(offset).text == "["
+            and self.peek(offset + 1).kind == "name"
+            and self.peek(offset + 2).text == "in"
+        )
+
+    def _mapped_type(self, brace: Token) -> MappedType:
+        """``{ readonly [K in Keys]-?: T }`` (``readonly`` only shapes programs)."""
+        if self.accept("+") or self.accept("-"):
+            self.expect("readonly")
+        self.accept("readonly")
+        self.expect("[")
+        parameter = self.name("a key name")
+        self.expect("in")
+        keys = self.type()
+        if self.at("as"):
+            raise self.unsupported("key remapping in a mapped type ('as')")
+        self.expect("]", "']'")
+        optional = None
+        if self.at("+", "-"):
+            optional = self.advance().text == "+"
+            self.expect("?")
+        elif self.accept("?"):
+            optional = True
+        self.expect(":", "':'")
+        value = self.type()
+        if not (self.accept(";") or self.accept(",")) and not self.at("}"):
+            raise self.error(f"expected '}}' after a mapped type, found {describe(self.token)}")
+        self.expect("}", "'}' (a mapped type has no other members)")
+        return MappedType(parameter.text, keys, value, optional, brace)
+
     def _index_signature(self, existing: Any) -> Any:
         bracket = self.expect("[")
         if self.token.kind == "name" and self.peek().text == "in":
-            raise self.unsupported("mapped type", bracket)
+            raise self.error("a mapped type has no other members", bracket)
         if self.token.kind != "name" or self.peek().text != ":":
             raise self.error("expected an index signature '[key: string]: T'", bracket)
         self.advance()

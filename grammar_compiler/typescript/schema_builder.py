@@ -19,18 +19,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.typescript.generics import Instance, Instantiator
+from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Declaration,
+    Declarations,
+    IndexedAccess,
     Intersection,
     KeyOf,
     Keyword,
     Literal,
+    MappedType,
     ObjectType,
     Reference,
     TemplateType,
     TupleType,
+    TypeQuery,
     Union,
 )
 from grammar_compiler.typescript.tokens import Token, error_at
@@ -38,7 +42,7 @@ from grammar_compiler.typescript.tokens import Token, error_at
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def document_schema(declarations: Mapping[str, Declaration], type_name: str) -> dict:
+def document_schema(declarations: Declarations, type_name: str) -> dict:
     """The JSON Schema of the declaration named ``type_name`` (exported or not).
 
     Raises:
@@ -69,9 +73,10 @@ _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
 
 
 class _SchemaBuilder:
-    def __init__(self, declarations: Mapping[str, Declaration]) -> None:
-        self.declarations = declarations
-        self.instances = Instantiator(declarations)
+    def __init__(self, declarations: Declarations) -> None:
+        self.declarations: Mapping[str, Declaration] = declarations.types
+        self.values = declarations.values
+        self.instances = Instantiator(self.declarations)
         self.definitions: dict[str, dict] = {}
         self._pending: list[Instance] = []
         self._shaping: list[str] = []
@@ -79,8 +84,11 @@ class _SchemaBuilder:
     def document(self, type_name: str) -> dict:
         declaration = self.declarations.get(type_name)
         if declaration is None:
-            listing = ", ".join(sorted(self.declarations)) or "none"
+            data = (name for name, d in self.declarations.items() if d.refusal is None)
+            listing = ", ".join(sorted(data)) or "none"
             raise ConstraintError(f"type {type_name!r} is not declared; declared types: {listing}")
+        if declaration.refusal is not None:
+            raise declaration.refusal
         needing = next((p for p in declaration.parameters if p.default is None), None)
         if needing is not None:
             raise error_at(
@@ -126,12 +134,14 @@ class _SchemaBuilder:
             return self._shape_schema(self._object_shape(node))
         if isinstance(node, Union):
             return self._union(node)
-        if isinstance(node, Intersection):
+        if isinstance(node, (Intersection, MappedType)):
             return self._shape_schema(self.shape(node))
         if isinstance(node, KeyOf):
             return self._key_of(node)
         if isinstance(node, TemplateType):
             return {"type": "string", "pattern": f"^{self._template_regex(node)}$"}
+        if isinstance(node, (IndexedAccess, TypeQuery)):
+            return self.schema(self._resolved(node))
         return self._reference(node)
 
     def _template_regex(self, node: TemplateType) -> str:
@@ -166,9 +176,12 @@ class _SchemaBuilder:
     def _keys(self, node: KeyOf) -> tuple[Any, ...]:
         """The member names of an object type as literal types; ``string``
         beside an index signature (JSON's keys are strings)."""
-        if not isinstance(node.target, (ObjectType, Intersection, Reference)):
+        target = node.target
+        if isinstance(target, (IndexedAccess, TypeQuery)):
+            target = self._resolved(target)
+        if not isinstance(target, (ObjectType, Intersection, Reference, MappedType)):
             raise error_at(node.token, "keyof applies only to object types here")
-        shape = self.shape(node.target)
+        shape = self.shape(target)
         if shape.additional is not False:
             return (Keyword("string"),)
         if not shape.properties:
@@ -269,9 +282,14 @@ class _SchemaBuilder:
             if isinstance(option, KeyOf):
                 yield from self._keys(option)
                 continue
+            if isinstance(option, (IndexedAccess, TypeQuery)):
+                yield from self._members(self._resolved(option), through)
+                continue
             declaration = (
                 self.declarations.get(option.name) if isinstance(option, Reference) else None
             )
+            if declaration is not None and declaration.refusal is not None:
+                raise declaration.refusal
             if declaration is None or declaration.kind == "interface":
                 yield option
             elif declaration.kind == "enum":
@@ -310,8 +328,128 @@ class _SchemaBuilder:
         declaration = self.declarations.get(node.name)
         if declaration is None:
             hint = _KNOWN_GLOBALS.get(node.name, "")
+            if node.name in self.values:
+                hint = f" ({node.name!r} is a variable: its type is written typeof {node.name})"
             raise error_at(node.token, f"unknown type {node.name!r}{hint}")
+        if declaration.refusal is not None:
+            raise declaration.refusal
         return declaration
+
+    # -- typeof and indexed access ---------------------------------------
+
+    def _resolved(self, node: IndexedAccess | TypeQuery) -> Any:
+        """The type that ``typeof x`` or ``T[K]`` stands for, as a type node."""
+        if isinstance(node, IndexedAccess):
+            return self._indexed(node)
+        value = self.values.get(node.name)
+        if value is None:
+            what = "a type, not a variable" if node.name in self.declarations else "not declared"
+            raise error_at(node.token, f"typeof {node.name}: {node.name!r} is {what}")
+        if value.refusal is not None:
+            raise value.refusal
+        return value.type
+
+    def _indexed(self, node: IndexedAccess) -> Any:
+        """``T[K]``, key by key of the union ``K`` (``T[keyof T]``: all member types)."""
+        found = [self._indexed_by(node.target, key, node) for key in self._members(node.index, ())]
+        unique = list(dict.fromkeys(found))
+        return unique[0] if len(unique) == 1 else Union(tuple(unique))
+
+    def _indexed_by(self, target: Any, key: Any, node: IndexedAccess) -> Any:
+        target = self._unaliased(target, node)
+        if isinstance(target, Union):
+            options = [self._indexed_by(option, key, node) for option in target.options]
+            unique = list(dict.fromkeys(options))
+            return unique[0] if len(unique) == 1 else Union(tuple(unique))
+        numeric = key == Keyword("number") or (isinstance(key, Literal) and type(key.value) is int)
+        found = None
+        if isinstance(target, ArrayType) and numeric:
+            found = target.element
+        elif isinstance(target, TupleType) and numeric:
+            found = _tuple_element(target, key)
+        elif isinstance(key, Literal) and isinstance(key.value, (str, int)):
+            found = self._property(target, str(key.value), node)
+        elif key == Keyword("string"):
+            found = self._property(target, None, node)
+        if found is None:
+            written = json.dumps(key.value) if isinstance(key, Literal) else key.name
+            raise error_at(node.token, f"the indexed type has no member {written}")
+        return found
+
+    def _unaliased(self, node: Any, at: IndexedAccess) -> Any:
+        """``node`` with type aliases, ``typeof``, ``T[K]`` and ``Array<T>`` looked through."""
+        seen: set[str] = set()
+        while True:
+            if isinstance(node, (IndexedAccess, TypeQuery)):
+                node = self._resolved(node)
+                continue
+            if not isinstance(node, Reference) or node.member is not None:
+                return node
+            if node.name in ("Array", "ReadonlyArray") and node.name not in self.declarations:
+                return ArrayType(self._arguments(node, 1)[0])
+            if node.name in _UNION_FILTERS and node.name not in self.declarations:
+                node = self._filtered_union(node)
+                continue
+            declaration = self.declarations.get(node.name)
+            if declaration is None or declaration.kind != "type":
+                return node
+            instance = self.instances.instance(declaration, node.arguments, node.token)
+            if instance.key in seen:
+                raise error_at(at.token, f"{node.name!r} is an alias of itself")
+            seen.add(instance.key)
+            node = instance.body
+
+    def _property(self, target: Any, name: str | None, node: IndexedAccess) -> Any:
+        """The type of member ``name`` of an object type (``None``: its index
+        signature's), or None when it has no such member."""
+        target = self._unaliased(target, node)
+        if isinstance(target, ObjectType):
+            for member in target.members:
+                if member.name == name:
+                    return _without_undefined(member.type) if member.optional else member.type
+            return target.index
+        if isinstance(target, MappedType):
+            keys = list(self._members(target.keys, ()))
+            key = Keyword("string") if name is None else Literal(name)
+            if key not in keys and Keyword("string") not in keys:
+                return None
+            return substitute(target.value, {target.parameter: key})
+        if isinstance(target, Intersection):
+            found = [self._property(part, name, node) for part in target.parts]
+            unique = list(dict.fromkeys(f for f in found if f is not None))
+            if len(unique) > 1:
+                return Intersection(tuple(unique), node.token)
+            return unique[0] if unique else None
+        if not isinstance(target, Reference):
+            raise error_at(node.token, "indexed access applies to object, array and tuple types")
+        if target.name == "Record" and "Record" not in self.declarations:
+            keys, value = self._arguments(target, 2)
+            names = {m.value for m in self._members(keys, ()) if isinstance(m, Literal)}
+            return value if keys == Keyword("string") or name in names else None
+        if target.name in _UTILITIES and target.name not in self.declarations:
+            return self._utility_property(target, name, node)
+        declaration = self._declaration(target)
+        if declaration.kind != "interface" or target.member is not None:
+            raise error_at(node.token, f"{target.name!r} is not an object type")
+        instance = self.instances.instance(declaration, target.arguments, target.token)
+        own = next((m for m in instance.body.members if m.name == name), None)
+        if own is not None:
+            return self._property(ObjectType((own,)), name, node)
+        for base in reversed(instance.extends):
+            found = self._property(base, name, node)
+            if found is not None:
+                return found
+        return instance.body.index
+
+    def _utility_property(self, target: Reference, name: str | None, node: IndexedAccess) -> Any:
+        if target.name in ("Pick", "Omit"):
+            inner, keys = self._arguments(target, 2)
+            names = {m.value for m in self._members(keys, ()) if isinstance(m, Literal)}
+            if (name in names) != (target.name == "Pick"):
+                return None
+            return self._property(inner, name, node)
+        (inner,) = self._arguments(target, 1)
+        return self._property(inner, name, node)
 
     def _arguments(self, node: Reference, count: int) -> tuple[Any, ...]:
         """The arguments of a built-in generic (``Array``, ``Record``, ``Partial``, ...)."""
@@ -336,6 +474,10 @@ class _SchemaBuilder:
             return result
         if isinstance(node, Reference):
             return self._reference_shape(node)
+        if isinstance(node, (IndexedAccess, TypeQuery)):
+            return self.shape(self._resolved(node))
+        if isinstance(node, MappedType):
+            return self._mapped_shape(node)
         token = getattr(node, "token", None)
         message = "only object types can be combined with '&' or utility types"
         raise error_at(token, message) if token else ConstraintError(message)
@@ -377,6 +519,30 @@ class _SchemaBuilder:
                 schema = {**schema, "description": member.description}
             properties[member.name] = _Property(schema, member.optional)
         additional = False if node.index is None else self.schema(node.index)
+        return _Shape(properties, additional)
+
+    def _mapped_shape(self, node: MappedType) -> _Shape:
+        """A member per key, each optional as written (``?``, ``-?``) or, over
+        ``keyof T`` with nothing written, as in ``T`` (TypeScript's homomorphic
+        mapped types, so ``{ [K in keyof T]: T[K] }`` is ``T``)."""
+        source = self.shape(node.keys.target) if isinstance(node.keys, KeyOf) else None
+        properties: dict[str, _Property] = {}
+        additional: Any = False
+        for key in self._members(node.keys, ()):
+            value = self.schema(substitute(node.value, {node.parameter: key}))
+            if key == Keyword("string"):
+                additional = value
+                continue
+            if not isinstance(key, Literal) or type(key.value) not in (str, int):
+                raise error_at(
+                    node.token, "a mapped type's keys must be string or number literals, or string"
+                )
+            name = str(key.value)
+            optional = node.optional
+            if optional is None:
+                kept = source.properties.get(name) if source else None
+                optional = kept.optional if kept else False
+            properties[name] = _Property(value, optional)
         return _Shape(properties, additional)
 
     def _record(self, node: Reference) -> _Shape:
@@ -478,6 +644,21 @@ def _flatten_union(node: Any) -> Iterator[Any]:
             yield from _flatten_union(option)
     else:
         yield node
+
+
+def _tuple_element(node: TupleType, key: Any) -> Any:
+    """A tuple's element at a numeric literal, or the union of all of them at ``number``."""
+    types = [e.type.element if e.rest else e.type for e in node.elements]
+    if isinstance(key, Literal):
+        fixed = [e for e in node.elements if not e.rest]
+        if not 0 <= key.value < len(fixed):
+            return None
+        element = fixed[key.value]
+        return _without_undefined(element.type) if element.optional else element.type
+    unique = list(dict.fromkeys(types))
+    if not unique:
+        return None
+    return unique[0] if len(unique) == 1 else Union(tuple(unique))
 
 
 def _without_undefined(node: Any) -> Any:

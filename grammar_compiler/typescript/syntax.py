@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.tokens import Token
 
 
@@ -86,6 +87,34 @@ class KeyOf:
 
 
 @dataclass(frozen=True)
+class IndexedAccess:
+    """``T[K]``: the types of ``T``'s members named by ``K`` (``T[number]``: array elements)."""
+
+    target: Any
+    index: Any
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
+class MappedType:
+    """``{ [K in Keys]?: T }``: a member per key of ``Keys``, ``T`` with that key for ``K``."""
+
+    parameter: str
+    keys: Any
+    value: Any
+    optional: bool | None  # ? or +? (True), -? (False), none written (None)
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
+class TypeQuery:
+    """``typeof x``: the type of a variable whose value is written out in the source."""
+
+    name: str
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Union:
     options: tuple[Any, ...]
 
@@ -109,15 +138,36 @@ class TypeParameter:
 @dataclass
 class Declaration:
     name: str
-    kind: str  # "type", "interface", "enum"
+    kind: str  # "type", "interface", "enum", "program" (a class or an import: see refusal)
     token: Token
     body: Any = None  # a type (an ObjectType for interfaces)
     extends: tuple[Reference, ...] = ()
     description: str | None = None
     members: dict[str, Any] = field(default_factory=dict)  # enum member values
     parameters: tuple[TypeParameter, ...] = ()
+    refusal: ConstraintError | None = None  # raised where a "program" declaration is used
 
     @property
     def required_parameters(self) -> int:
         """How many type arguments a reference must give (those after have defaults)."""
         return sum(1 for parameter in self.parameters if parameter.default is None)
+
+
+@dataclass
+class Value:
+    """A variable (``const``, ``let``, ``var``), for ``typeof``: the type of its
+    value, or why it has none here (a function, a class, a computed value)."""
+
+    name: str
+    token: Token
+    type: Any = None
+    refusal: ConstraintError | None = None
+
+
+@dataclass
+class Declarations:
+    """A source's type declarations and its variables: two name spaces, as in
+    TypeScript (``const Status = {...}; type Status = ...`` is one of each)."""
+
+    types: dict[str, Declaration]
+    values: dict[str, Value]

@@ -57,6 +57,11 @@ _PUNCTUATION = (
     "*",
     "@",
     "!",
+    "/",  # the rest only in the statements the parser passes over (functions, classes)
+    "%",
+    "^",
+    "~",
+    "#",
 )
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(

@@ -1,7 +1,9 @@
 """``/v1/completion/typed`` with the TypeScript that TypeChat-style schemas use, live.
 
-Generic aliases and interfaces, types declared without ``export``, and
-unions of many object types. Every finished output is judged by the real
+Generic aliases and interfaces, types declared without ``export``, unions
+of many object types, and a whole source file: enums spelled as ``as const``
+values, indexed access, mapped types, and the functions and classes beside
+the data types. Every finished output is judged by the real
 TypeScript compiler (``typescript_judge``), which knows nothing of the
 service's translation to JSON Schema. The types are finite (literals,
 booleans, tuples), so even the tiny test model reaches the end of each.
@@ -37,6 +39,27 @@ interface Settings {
   sizes: ["s" | "m", ("s" | "m" | "l")?];
 }
 export type Unrelated = { x: boolean };
+"""
+
+WHOLE_FILE = """
+export const SIZES = ["half", "whole"] as const;
+const Status = { Open: "open", Done: "done" } as const;
+type Status = (typeof Status)[keyof typeof Status];
+interface Item { name: "salad" | "soup"; size: (typeof SIZES)[number]; note?: "hot" }
+type Flags<K extends string> = { [P in K]: boolean };
+type Checked<T> = { [P in keyof T]-?: T[P] };
+export interface Order {
+  status: Status;
+  first: Checked<Item>;
+  size: Item["size"];
+  flags: Flags<"paid" | "sent">;
+}
+export class Kitchen {
+  orders: Order[] = [];
+  count(): number { return this.orders.length % 10; }
+}
+export function describe(order: Order): string { return `${order.status} order`; }
+type Listener = (order: Order) => void;
 """
 
 
@@ -78,6 +101,7 @@ def _finished_outputs(client: httpx.Client, body: dict, runs: int) -> list[str]:
         pytest.param(GENERICS, "Panel", id="generics-inside"),
         pytest.param(GENERICS, "Flag", id="generic-with-defaults-is-the-type"),
         pytest.param(NOT_EXPORTED, "Settings", id="not-exported"),
+        pytest.param(WHOLE_FILE, "Order", id="whole-file"),
     ],
 )
 def test_outputs_are_values_of_the_type_for_the_typescript_compiler(
@@ -101,6 +125,19 @@ def test_the_judge_rejects_what_the_type_does_not_allow() -> None:
     assert typescript_errors(
         NOT_EXPORTED, "Settings", ['{"mode": "dim", "compact": true, "sizes": ["s"]}']
     )
+    order = (
+        '{"status": "open", "first": {"name": "soup", "size": "half", "note": "hot"}, '
+        '"size": "whole", "flags": {"paid": true, "sent": false}}'
+    )
+    assert typescript_errors(WHOLE_FILE, "Order", [order]) == {}
+    changes = [
+        ('"status": "open"', '"status": "Open"'),  # a key of Status, not a value
+        ('"size": "half", "note": "hot"', '"size": "half"'),  # -? made note required
+        ('"sent": false', '"sent": false, "lost": true'),  # the mapped type's keys only
+    ]
+    for before, after in changes:
+        changed = order.replace(before, after)
+        assert typescript_errors(WHOLE_FILE, "Order", [changed]), changed
 
 
 def _client_address(response: httpx.Response) -> object:
