@@ -124,7 +124,7 @@ MAX_SEQUENCE = 32
 """Most symbols in one alternative once lark expands it; lark's analysis is cubic in this."""
 MAX_EXPANDED_SYMBOLS = 20_000
 """Most symbols in all alternatives of all rules once lark expands them."""
-_REJECTED_REGEX_FLAGS = {"i": "case-insensitive", "u": "unicode", "l": "locale"}
+_REJECTED_REGEX_FLAGS = {"u": "unicode", "l": "locale"}
 
 # Lark's common terminals whose regexes rely on lookbehind (and laziness), keyed
 # by the regex lark builds for them, with regexes that match the same tokens.
@@ -239,8 +239,7 @@ class _Source:
                     if flag in _REJECTED_REGEX_FLAGS:
                         raise self.error(
                             f"regex flag '{flag}' ({_REJECTED_REGEX_FLAGS[flag]}) is not "
-                            "supported; write the characters out in a class, or use a "
-                            'string with the i flag ("select"i)',
+                            "supported: regexes here are read with re.ASCII",
                             token,
                         )
         rules = [token for kind, token in self.definitions if kind == "rule"]

@@ -31,6 +31,10 @@ Translation rules (Python pattern -> xgrammar regex):
   classes are complemented here, so xgrammar only ever sees positive ranges.
   Surrogates are left out: they cannot occur in UTF-8 text. A class never
   starts with ``^``, even escaped: xgrammar 0.2.8 reads ``[\^a]`` as ``[^a]``.
+* ``(?i)`` (and ``(?i:...)``, Lark's ``/.../i``) is written out: each ASCII
+  letter, in a character or a class, becomes both its cases
+  (``(?i)[^a-c]x`` -> ``[^A-Ca-c][Xx]``), which is what ``re.ASCII |
+  re.IGNORECASE`` matches; xgrammar has no flags.
 * Characters are written literally when printable, ``\uXXXX``/``\UXXXXXXXX``
   otherwise, metacharacters escaped with ``\`` (xgrammar warns about, then
   takes literally, escapes it does not know, such as ``\#``; none are emitted).
@@ -48,10 +52,8 @@ Translation rules (Python pattern -> xgrammar regex):
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
 
 Rejected: lookahead/lookbehind (negative too), backreferences, conditionals,
-atomic groups, possessive quantifiers, ``\b``/``\B``, the flags ``(?i)`` and
-``(?t)`` (xgrammar has no flags, and an exact case-insensitive translation
-would have to follow Python's case folding, e.g. ``k`` also matching U+212A
-KELVIN SIGN), repetition counts above ``MAX_REPEAT``, parts no text of
+atomic groups, possessive quantifiers, ``\b``/``\B``, the flag ``(?t)``,
+repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
 ``MAX_PATTERNS``. The result is finally parsed by xgrammar, and any complaint
@@ -67,7 +69,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import NamedTuple
@@ -114,7 +116,6 @@ class _Feature(Enum):
     POSSESSIVE = "possessive quantifier (*+, ++, ?+, {m,n}+)"
     WORD_BOUNDARY = r"word boundary \b"
     NON_WORD_BOUNDARY = r"non-word boundary \B"
-    IGNORECASE = "case-insensitive flag (?i)"
     TEMPLATE = "template flag (?t)"
     LARGE_REPEAT = f"repetition count above {MAX_REPEAT}"
     EMPTY_SET = "character class that matches no character"
@@ -298,6 +299,7 @@ class _Context:
 
     dotall: bool
     ascii: bool
+    ignore_case: bool = False
     at_start: bool = True
     at_end: bool = True
 
@@ -333,21 +335,17 @@ def _tree_node(tree: _parser.SubPattern) -> Node:
     """Python's parse tree as the tree ``regex_emit`` writes, with Python's meaning."""
     flags = tree.state.flags
     _check_flags(flags)
-    context = _Context(dotall=bool(flags & re.DOTALL), ascii=bool(flags & re.ASCII))
+    context = _Context(
+        dotall=bool(flags & re.DOTALL),
+        ascii=bool(flags & re.ASCII),
+        ignore_case=bool(flags & re.IGNORECASE),
+    )
     return _sequence_node(tree, context)
 
 
 def _check_flags(flags: int) -> None:
-    for flag, feature in _REJECTED_FLAGS.items():
-        if flags & flag:
-            raise _Rejection(feature)
-
-
-_REJECTED_FLAGS = {
-    _parser.FLAGS[letter]: feature
-    for letter, feature in (("i", _Feature.IGNORECASE), ("t", _Feature.TEMPLATE))
-    if letter in _parser.FLAGS
-}
+    if "t" in _parser.FLAGS and flags & _parser.FLAGS["t"]:
+        raise _Rejection(_Feature.TEMPLATE)
 
 
 def _sequence_node(items: Sequence[tuple], context: _Context) -> Node:
@@ -428,7 +426,10 @@ def _group_context(context: _Context, add_flags: int, del_flags: int) -> _Contex
         ascii_only = False
     else:
         ascii_only = context.ascii
-    return replace(context, dotall=dotall, ascii=ascii_only)
+    ignore_case = (context.ignore_case or bool(add_flags & re.IGNORECASE)) and not (
+        del_flags & re.IGNORECASE
+    )
+    return replace(context, dotall=dotall, ascii=ascii_only, ignore_case=ignore_case)
 
 
 def _repeat_node(low: int, high: int, item: Sequence[tuple], context: _Context) -> Node:
@@ -476,16 +477,42 @@ def _chars(ranges: Ranges) -> Chars:
 
 
 def _character_set(op: object, av: object, context: _Context) -> Ranges:
+    """The characters one item matches. Under ``(?i)`` a letter also matches its
+    other case, and a negated item misses both: patterns are read with
+    ``re.ASCII``, which pairs the ASCII letters and nothing else (Unicode case
+    folding has odd pairs, ``k`` and U+212A KELVIN SIGN, that ``(?u)`` would
+    bring; it is refused)."""
+    cased = _both_cases if context.ignore_case else normalize
     if op is _parser.LITERAL:
-        return ((av, av),)
+        return cased(((av, av),))
     if op is _parser.NOT_LITERAL:
-        return complement(((av, av),))
+        return complement(cased(((av, av),)))
     if op is _parser.ANY:
         return complement(()) if context.dotall else complement(_NEWLINE)
-    return _class_set(av, context.ascii)
+    return _class_set(av, context.ascii, cased)
 
 
-def _class_set(items: Iterable[tuple], ascii_only: bool) -> Ranges:
+_LOWER = (ord("a"), ord("z"))
+_UPPER = (ord("A"), ord("Z"))
+_CASE_SHIFT = ord("a") - ord("A")
+
+
+def _both_cases(ranges: Ranges) -> Ranges:
+    """``ranges`` with the other case of each ASCII letter in them."""
+    lower = intersect(ranges, (_LOWER,))
+    upper = intersect(ranges, (_UPPER,))
+    return normalize(
+        [
+            *ranges,
+            *((low - _CASE_SHIFT, high - _CASE_SHIFT) for low, high in lower),
+            *((low + _CASE_SHIFT, high + _CASE_SHIFT) for low, high in upper),
+        ]
+    )
+
+
+def _class_set(
+    items: Iterable[tuple], ascii_only: bool, cased: Callable[[Ranges], Ranges]
+) -> Ranges:
     negate = False
     ranges: list[tuple[int, int]] = []
     for op, av in items:
@@ -499,7 +526,7 @@ def _class_set(items: Iterable[tuple], ascii_only: bool) -> Ranges:
             ranges.extend(python_class_escapes(ascii_only)[_CATEGORY_ESCAPES[av]])
         else:
             raise ConstraintError(f"unsupported item {op!r} in a regex character class")
-    merged = normalize(ranges)
+    merged = cased(normalize(ranges))
     return complement(merged) if negate else merged
 
 
@@ -591,7 +618,7 @@ _ESCAPE_FEATURES = {
     "A": _Feature.START_ANCHOR,
     "Z": _Feature.END_ANCHOR,
 }
-_FLAG_FEATURES = {"i": _Feature.IGNORECASE, "t": _Feature.TEMPLATE}
+_FLAG_FEATURES = {"t": _Feature.TEMPLATE}
 _OCTAL_DIGITS = frozenset("01234567")
 
 

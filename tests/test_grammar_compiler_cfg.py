@@ -492,6 +492,12 @@ def test_gbnf_errors_are_located(grammar: str, message: str, line: int, column: 
         pytest.param(
             'start: "select"i "x"', ["SELECTx", "sElEcTx"], ["selectX", "\u017felectx"], id="i-flag"
         ),
+        pytest.param(
+            "start: NAME \",\" WORD\nNAME: /[a-z_][a-z0-9_]*/i\nWORD: /(?i:ok|no)/",
+            ["Ab_9,OK", "z,nO"],
+            ["9a,ok", "a,ko", "\u212a,ok"],
+            id="regex-i-flag",
+        ),
         pytest.param("start: /[0-9]+/ /\\w+/", ["12ab_9"], ["12٣", "12é"], id="ascii-classes"),
         pytest.param(
             'start: x | y\nx.2: "q"\ny: "q" "r"?', ["q", "qr"], ["r"], id="rule-priority-ignored"
@@ -697,7 +703,7 @@ LARK_ERRORS = [
     ('%import foo.bar\nstart: "a"', "only names from lark's common library", 1, 9),
     ('%import .common.WS\nstart: "a"', "only names from lark's common library", 1, 10),
     ("start: A\n%declare A", "%declare is not supported", 2, 10),
-    ("start: /a/i", "regex flag 'i'", 1, 8),
+    ("start: /a/u", "regex flag 'u' (unicode) is not supported", 1, 8),
     ("start x", "expected ':' after the rule or terminal name", 1, 7),
     ("start: /(ab|a)*?b/", "lazy quantifier on more than one character", 1, 8),
     ("start: /a*?b+/", "variable length next to the lazy quantifier", 1, 8),

@@ -118,6 +118,15 @@ VALID = [
     pytest.param(r"[\b$^]", ["\b", "$", "^"], ["b"], id="no-anchors-in-a-class"),
     pytest.param(["a+", r"\d+"], ["aa", "12"], ["a1", ""], id="list"),
     pytest.param(["x", "x"], ["x"], ["xx"], id="list-duplicates"),
+    pytest.param(
+        "(?i)select [a-c_]+ from",
+        ["SELECT aB_c FROM", "select c from", "SeLeCt A fRoM"],
+        ["select d from", "selectx a from"],
+        id="case-insensitive",
+    ),
+    pytest.param("a(?i:b)c", ["aBc", "abc"], ["ABc", "abC"], id="case-insensitive-scoped"),
+    pytest.param("(?i)a(?-i:b)", ["Ab", "ab"], ["aB"], id="case-insensitive-switched-off"),
+    pytest.param("(?i)[^x-z]", ["a", "W", "é"], ["x", "X", "Z"], id="case-insensitive-negated"),
 ]
 
 
@@ -146,6 +155,15 @@ def test_valid_pattern_means_the_same_in_xgrammar(
 )
 def test_canonical_form(pattern: str | list[str], expected: str) -> None:
     assert compile_regex(pattern) == expected
+
+
+@pytest.mark.parametrize("pattern", ["(?i)k", "(?i)[^k]", "(?i)[S-a]", r"(?i)\w", "(?i)ß"])
+def test_case_insensitive_pairs_ascii_letters_and_nothing_else(pattern: str) -> None:
+    """``re.ASCII | re.IGNORECASE``: ``k`` is not U+212A KELVIN SIGN, ``ß`` has no pair."""
+    xgrammar = _Xgrammar(pattern)
+    for code in [*range(0x250), 0x212A, 0x17F, 0x130, 0x131, 0x1E9E]:
+        text = chr(code)
+        assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
 
 
 @pytest.mark.parametrize(
@@ -235,8 +253,6 @@ def test_anchor_in_the_middle_is_rejected_where_it_is(
         ("a{2,3}+", "possessive quantifier", 1),
         (r"\bword\b", r"word boundary \b", 0),
         (r"a\Bb", r"non-word boundary \B", 1),
-        ("(?i)abc", "case-insensitive flag (?i)", 0),
-        ("ab(?i:c)", "case-insensitive flag (?i)", 2),
         ("(?t)a", "template flag (?t)", 0),
         (f"a{{{MAX_REPEAT + 1}}}", f"repetition count above {MAX_REPEAT}", 1),
         ("xa{2,4294967296}", f"repetition count above {MAX_REPEAT}", 2),
@@ -370,7 +386,7 @@ _ATOMS = [
     r"[\d_]", r"[^\w\n]", r"\.", r"\n", "[é-ü]", r"\x41", "{", "}",
 ]  # fmt: skip
 _QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{1,3}", "{,2}", "{2,}"]
-_TEXT_CHARACTERS = list("abc-é1٣_ \n\xa0.A日{}üx")
+_TEXT_CHARACTERS = list("abc-é1٣_ \n\xa0.AB日{}üÜxX")
 
 
 def _random_pattern(rng: random.Random, lazy: bool, depth: int = 0) -> str:
@@ -405,7 +421,7 @@ def test_random_patterns_agree_with_python(seed: int) -> None:
             pattern = "^" + pattern
         if rng.random() < 0.3:
             pattern += "$"
-        pattern = rng.choice(["", "", "(?s)"]) + pattern
+        pattern = rng.choice(["", "", "(?s)", "(?i)"]) + pattern
         xgrammar = _Xgrammar(pattern)
         for _ in range(30):
             text = "".join(rng.choices(_TEXT_CHARACTERS, k=rng.randint(0, 6)))
