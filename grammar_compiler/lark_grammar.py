@@ -29,9 +29,8 @@ characters:
   dynamic lexer skips them: each terminal ``T`` becomes ``ignored T`` and the
   start rule ``start ignored``, with ``ignored ::= (I1 | I2 | ...)*``. Lark
   skips the longest ignored token; where the next token could extend an
-  ignored one (``/#[^\n]*/`` before a name), a grammar would let it end
-  earlier, so that is rejected (``token_edges``). ``x+`` may follow itself
-  (``%ignore WS``).
+  ignored one (``/#[^\n]*/`` before a name), the run is written so that the
+  ignored token is followed only by what ends it (``ignored_runs``).
 * Regexes are Python regexes read with ``re.ASCII`` (``\d`` is ``[0-9]``,
   ``\w`` is ``[A-Za-z0-9_]``), as the regex endpoint reads them; the judge
   parses with the same flag (``g_regex_flags``), so both agree. They go
@@ -90,7 +89,6 @@ from grammar_compiler.cfg_tree import (
     Grammar,
     Node,
     Ref,
-    Repeat,
     Sequence,
     Text,
     Verbatim,
@@ -102,6 +100,7 @@ from grammar_compiler.cfg_tree import (
 from grammar_compiler.ebnf_writer import write_ebnf
 from grammar_compiler.embedded_ebnf import embedded_ebnf
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.ignored_runs import EVERY_CHARACTER, IgnoredRuns
 from grammar_compiler.lark_dialect import Dialect, read_dialect
 from grammar_compiler.lark_json_judge import json_span_judge
 from grammar_compiler.lark_size import CAP, Estimate, Size
@@ -111,7 +110,7 @@ from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTermina
 from grammar_compiler.regex import compile_regex
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
-from grammar_compiler.token_edges import continuing_characters, first_characters, overlap
+from grammar_compiler.token_edges import first_characters
 from grammar_compiler.xgrammar_errors import xgrammar_complaint
 
 try:
@@ -452,7 +451,6 @@ class _Translation:
     """Rules and terminals of a compiled ``lark.Lark``, as one ``Grammar``."""
 
     TOP = "top"
-    IGNORED = "ignored"
 
     def __init__(self, parser: CharacterLark, source: _Source, dialect: Dialect) -> None:
         self.parser = parser
@@ -466,6 +464,8 @@ class _Translation:
         """Each terminal's texts as a tree without references, for ``token_edges``."""
         self.prefix_free: set[str] = set()
         """Lazy terminals: no match of theirs continues into a longer one."""
+        self.preceded: dict[str, tuple[str | None, Node]] = {}
+        """Rules of a token (or embedded JSON: None) after ignored text, written last."""
 
     def grammar(self) -> Grammar:
         expansions: dict[str, list[Node]] = {}
@@ -482,11 +482,10 @@ class _Translation:
             self.rules[_rule_name(name)] = _SOME_TEXT
             self.verbatim[_rule_name(name)] = embedded_ebnf(schema, f"json{index}.")
         start = Ref(_rule_name(self.source.start))
-        self._check_ignored_edges()
         if self.ignored:
-            options = [Ref(self.terminal(name)) for name in self.ignored]
-            self.rules[self.IGNORED] = Repeat(choice_of(options), 0, None)
-            self.rules[self.TOP] = Sequence((start, Ref(self.IGNORED)))
+            self._write_ignored_runs()
+            end_run = self.runs.rule_before(None, None)
+            self.rules[self.TOP] = Sequence((start, Ref(end_run)))
         else:
             self.rules[self.TOP] = start
         return Grammar(self.rules, self.TOP, self.verbatim)
@@ -496,14 +495,28 @@ class _Translation:
             rule = Ref(_rule_name(symbol.name))
             if symbol.name in self.dialect.embedded and self.ignored:
                 # Lark skips ignored text before the JSON's first token, as before any token.
-                return Sequence((Ref(self.IGNORED), rule))
+                before = f"before:{_rule_name(symbol.name)}"
+                self.preceded[before] = (None, rule)
+                return Ref(before)
             return rule
         body = self.terminal(symbol.name)
         if not self.ignored:
             return Ref(body)
         token = f"token:{symbol.name}"
-        self.rules[token] = Sequence((Ref(self.IGNORED), Ref(body)))
+        self.preceded[token] = (symbol.name, Ref(body))
         return Ref(token)
+
+    def _write_ignored_runs(self) -> None:
+        """Each token (and embedded JSON) after the run of ignored tokens that may
+        stand before it (``ignored_runs``)."""
+        for name in self.ignored:
+            self.terminal(name)
+        self.runs = IgnoredRuns(
+            self.ignored, self.bodies, self.terminal, self.prefix_free, self.rules
+        )
+        for rule, (follower, body) in self.preceded.items():
+            first = EVERY_CHARACTER if follower is None else first_characters(self.bodies[follower])
+            self.rules[rule] = Sequence((Ref(self.runs.rule_before(follower, first)), body))
 
     def terminal(self, name: str) -> str:
         """The name of the rule matching terminal ``name`` alone, defined on first use."""
@@ -525,27 +538,6 @@ class _Translation:
         if name in self.prefix_free:
             self.rules[rule] = self.lazy(name, self.bodies[name])
         return rule
-
-    def _check_ignored_edges(self) -> None:
-        """Refuse an ignored terminal that the next token could extend (see token_edges)."""
-        for ignored in self.ignored:
-            self.terminal(ignored)
-            if ignored in self.prefix_free:
-                continue  # a lazy token ends at its first chance: nothing can extend it
-            continuing = continuing_characters(self.bodies[ignored])
-            for name, body in self.bodies.items():
-                if name == ignored and isinstance(body, Repeat) and body.high is None:
-                    continue  # a run of x+ is one longer x+: Lark and a grammar agree
-                shared = overlap(continuing, first_characters(body))
-                if shared is not None:
-                    definition = self.terminals[ignored]
-                    raise self.source.error(
-                        f"ignored terminal {_shown(ignored)} can run on into {_shown(name)} "
-                        f"(with {chr(shared)!r}): Lark's lexer always skips the longest ignored "
-                        "token, which a grammar cannot express; make the ignored terminal end "
-                        "unambiguously (as C_COMMENT does) or write it into the rules",
-                        self.source.pattern_token(ignored, definition.pattern),
-                    )
 
     def pattern(self, definition: TerminalDef) -> Node:
         """The texts of the terminal as a tree, read from the pattern the user wrote

@@ -32,7 +32,6 @@ import re
 from collections.abc import Sequence
 
 from grammar_compiler.cfg_tree import (
-    MAX_CODE_POINT,
     CharSet,
     Choice,
     Node,
@@ -46,6 +45,7 @@ from grammar_compiler.cfg_tree import (
     Sequence as Concatenation,
 )
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.token_edges import positive_ranges
 
 try:
     from re import _parser
@@ -155,7 +155,7 @@ def _character_ranges(node: Node) -> tuple[tuple[int, int], ...] | None:
     if isinstance(node, Text):
         return ((ord(node.value), ord(node.value)),) if len(node.value) == 1 else None
     if isinstance(node, CharSet):
-        return _positive(node)
+        return positive_ranges(node)
     if isinstance(node, Choice):
         options = [_character_ranges(option) for option in node.options]
         if any(option is None for option in options):
@@ -282,7 +282,7 @@ class _Nfa:
                 source = self.step(source, ((ord(char), ord(char)),))
             return source
         if isinstance(node, CharSet):
-            return self.step(source, _positive(node))
+            return self.step(source, positive_ranges(node))
         if isinstance(node, Concatenation):
             for item in node.items:
                 source = self.build(item, source)
@@ -324,21 +324,8 @@ class _Nfa:
 
 def _compact(ranges: tuple[tuple[int, int], ...]) -> CharSet:
     """The set, written as its complement where that is shorter ("any character but <")."""
-    gaps = _positive(CharSet(ranges, negated=True))
+    gaps = positive_ranges(CharSet(ranges, negated=True))
     return CharSet(gaps, negated=True) if len(gaps) < len(ranges) else CharSet(ranges)
-
-
-def _positive(node: CharSet) -> tuple[tuple[int, int], ...]:
-    if not node.negated:
-        return node.ranges
-    gaps, start = [], 0
-    for low, high in node.ranges:
-        if low > start:
-            gaps.append((start, low - 1))
-        start = high + 1
-    if start <= MAX_CODE_POINT:
-        gaps.append((start, MAX_CODE_POINT))
-    return tuple(gaps)
 
 
 def _determinized(

@@ -79,7 +79,7 @@ class _Positions:
         if isinstance(node, Text):
             return self.sequence([self.position(((ord(c), ord(c)),)) for c in node.value])
         if isinstance(node, CharSet):
-            return self.position(_positive(node))
+            return self.position(positive_ranges(node))
         if isinstance(node, Sequence):
             return self.sequence([self.visit(item) for item in node.items])
         if isinstance(node, Choice):
@@ -110,7 +110,8 @@ class _Positions:
             self.follow[position] |= after
 
 
-def _positive(node: CharSet) -> Ranges:
+def positive_ranges(node: CharSet) -> Ranges:
+    """The code points a class matches, as ranges (a negated class complemented)."""
     if not node.negated:
         return node.ranges
     gaps = []
