@@ -522,8 +522,8 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             17,
         ),
         (
-            "export type T = Record<number, string>",
-            "Record keys must be string or a union of string literals",
+            "export type T = Record<boolean, string>",
+            "Record's keys must be string or number literals, string, number or template",
             1,
             17,
         ),
@@ -835,6 +835,76 @@ def test_mapped_types() -> None:
     text = json.dumps(good)
     assert decoder.accepts(text) and constraint.judge(text) is None
     for change in ({"complete": {"id": 1}}, {"flags": {"a": True}}, {"same": {}}):
+        text = json.dumps({**good, **change})
+        assert not decoder.accepts(text) and constraint.judge(text) is not None, text
+
+
+KEYED_SOURCE = """\
+type Size = 's' | 'l'
+enum Color { Red = 'red', Blue = 'blue' }
+interface User { id: number; name: string; email: string }
+type Named = 'id' | 'name'
+export type T = {
+  bySize: Record<Size, number>
+  byColor: Record<Color, boolean>
+  byField: Record<keyof User, string>
+  picked: Pick<User, Named>
+  omitted: Omit<User, Named>
+  byIndex: Record<number, string>
+  rows: { [row: number]: 'x' | 'o' }
+  spelled: Record<`size-${Size}`, 1>
+  headers: Record<`x-${string}`, string>
+}
+"""
+
+
+def test_keys_through_aliases_enums_keyof_and_templates() -> None:
+    """Record, Pick and Omit read their keys as a union (through aliases, enums,
+    keyof and finite templates); number keys are integer names."""
+    properties = _schema_of(KEYED_SOURCE, "T")["$defs"]["T"]["properties"]
+    numeric = {"pattern": "^(?:0|-?[1-9][0-9]{0,14})$"}
+    assert properties == {
+        "bySize": _object({"s": NUMBER, "l": NUMBER}),
+        "byColor": _object({"red": BOOLEAN, "blue": BOOLEAN}),
+        "byField": _object({"id": STRING, "name": STRING, "email": STRING}),
+        "picked": _object({"id": NUMBER, "name": STRING}),
+        "omitted": _object({"email": STRING}),
+        "byIndex": {"type": "object", "additionalProperties": STRING, "propertyNames": numeric},
+        "rows": {
+            "type": "object",
+            "additionalProperties": {"enum": ["x", "o"]},
+            "propertyNames": numeric,
+        },
+        "spelled": _object({"size-s": {"const": 1}, "size-l": {"const": 1}}),
+        "headers": {
+            "type": "object",
+            "additionalProperties": STRING,
+            "propertyNames": {"pattern": "^x-(?:.*)$"},
+        },
+    }
+    constraint = compile_typescript(KEYED_SOURCE, "T")
+    decoder = Decoder(constraint.value)
+    good = {
+        "bySize": {"s": 1, "l": 2},
+        "byColor": {"red": True, "blue": False},
+        "byField": {"id": "1", "name": "n", "email": "e"},
+        "picked": {"id": 1, "name": "n"},
+        "omitted": {"email": "e"},
+        "byIndex": {"0": "a", "-12": "b"},
+        "rows": {"3": "x"},
+        "spelled": {"size-s": 1, "size-l": 1},
+        "headers": {"x-id": "1"},
+    }
+    text = json.dumps(good)
+    assert decoder.accepts(text) and constraint.judge(text) is None
+    for change in (
+        {"picked": {"id": 1}},
+        {"omitted": {"email": "e", "id": 1}},
+        {"byIndex": {"01": "a"}},
+        {"rows": {"a": "x"}},
+        {"spelled": {"size-s": 1}},
+        {"headers": {"id": "1"}},
+    ):
         text = json.dumps({**good, **change})
         assert not decoder.accepts(text) and constraint.judge(text) is not None, text
 

@@ -196,7 +196,7 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
             for m in node.members
         )
         index = None if node.index is None else substitute(node.index, bindings)
-        return ObjectType(members, index)
+        return ObjectType(members, index, node.index_key)
     if isinstance(node, KeyOf):
         return KeyOf(substitute(node.target, bindings), node.token)
     if isinstance(node, MappedType):
@@ -269,7 +269,7 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
             _write(member.type, out, budget)
             text("; ")
         if node.index is not None:
-            text("[key: string]: ")
+            text(f"[key: {node.index_key}]: ")
             _write(node.index, out, budget)
         text("}")
     elif isinstance(node, TemplateType):

@@ -708,7 +708,7 @@ class _Parser:
         if self._at_mapped_type():
             return self._mapped_type(brace)
         members: list[Member] = []
-        index_type = None
+        index: tuple[Any, str] | None = None
         previous = self.tokens[self.index - 1]
         while not self.at("}"):
             description = self.leading_description(self.token, previous)
@@ -716,7 +716,7 @@ class _Parser:
             if is_member:
                 members.append(self._member(description))
             else:
-                index_type = self._index_signature(index_type)
+                index = self._index_signature(index)
             last = self.tokens[self.index - 1]
             separated = self.accept(";") or self.accept(",")
             if not separated and not self.at("}") and self.token.line == last.line:
@@ -733,7 +733,9 @@ class _Parser:
             if member.name in seen:
                 raise self.error(f"duplicate member {member.name!r}", member.token)
             seen.add(member.name)
-        return ObjectType(tuple(members), index_type)
+        if index is None:
+            return ObjectType(tuple(members))
+        return ObjectType(tuple(members), *index)
 
     def _at_mapped_type(self) -> bool:
         offset = 0
@@ -772,7 +774,7 @@ class _Parser:
         self.expect("}", "'}' (a mapped type has no other members)")
         return MappedType(parameter.text, keys, value, optional, brace)
 
-    def _index_signature(self, existing: Any) -> Any:
+    def _index_signature(self, existing: Any) -> tuple[Any, str]:
         bracket = self.expect("[")
         if self.token.kind == "name" and self.peek().text == "in":
             raise self.error("a mapped type has no other members", bracket)
@@ -781,14 +783,14 @@ class _Parser:
         self.advance()
         self.expect(":")
         key = self.token
-        if not self.accept("string"):
+        if not (self.accept("string") or self.accept("number")):
             raise self.unsupported(f"index signature with {describe(key)} keys", key)
         self.expect("]")
         self.expect(":")
         value_type = self.type()
         if existing is not None:
             raise self.error("duplicate index signature", bracket)
-        return value_type
+        return value_type, key.text
 
     def _member(self, description: str | None) -> Member:
         if self.at("readonly") and self.peek().text not in (":", "?", "("):

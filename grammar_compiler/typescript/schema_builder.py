@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +64,15 @@ class _Shape:
 
     properties: dict[str, _Property]
     additional: Any = False  # False, or the schema of an index signature
+    names: dict | None = None  # what the index signature's names must be, when not any
 
 
+NUMERIC_NAMES = {"pattern": "^(?:0|-?[1-9][0-9]{0,14})$"}
+"""The names a ``[key: number]`` index signature takes here: the integers that
+TypeScript reads back as the same number ("1", not "01" or "1.50"), a subset
+of its numeric names."""
+MAX_TEMPLATE_TEXTS = 256
+"""Strings a template literal type is spelled out as (beyond: a pattern)."""
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
 _UNION_FILTERS = frozenset({"Exclude", "Extract", "NonNullable"})
 _ALL_VALUES = frozenset({"any", "unknown"})
@@ -156,6 +163,24 @@ class _SchemaBuilder:
             pieces.append(f"(?:{'|'.join(dict.fromkeys(printed))})")
         return "".join(pieces)
 
+    def _template_texts(self, node: TemplateType) -> list[str] | None:
+        """The strings of a template whose placeholders are all literals (at most
+        ``MAX_TEMPLATE_TEXTS``), which TypeScript reads as their union; else None."""
+        texts = [""]
+        for part in node.parts:
+            if isinstance(part, str):
+                texts = [text + part for text in texts]
+                continue
+            pieces: list[str] = []
+            for member in self._members(part, ()):
+                if not isinstance(member, Literal):
+                    return None
+                pieces.append(_template_text(member.value))
+            texts = [text + piece for text in texts for piece in dict.fromkeys(pieces)]
+            if len(texts) > MAX_TEMPLATE_TEXTS:
+                return None
+        return texts
+
     def _printed(self, member: Any, node: TemplateType) -> str:
         if isinstance(member, Literal):
             return _escaped(_template_text(member.value))
@@ -183,7 +208,7 @@ class _SchemaBuilder:
             raise error_at(node.token, "keyof applies only to object types here")
         shape = self.shape(target)
         if shape.additional is not False:
-            return (Keyword("string"),)
+            return (Keyword("number" if shape.names == NUMERIC_NAMES else "string"),)
         if not shape.properties:
             raise error_at(node.token, "keyof an object type without members is never")
         return tuple(Literal(name) for name in shape.properties)
@@ -285,6 +310,10 @@ class _SchemaBuilder:
             if isinstance(option, (IndexedAccess, TypeQuery)):
                 yield from self._members(self._resolved(option), through)
                 continue
+            if isinstance(option, TemplateType):
+                texts = self._template_texts(option)
+                yield from (option,) if texts is None else (Literal(text) for text in texts)
+                continue
             declaration = (
                 self.declarations.get(option.name) if isinstance(option, Reference) else None
             )
@@ -369,7 +398,7 @@ class _SchemaBuilder:
             found = _tuple_element(target, key)
         elif isinstance(key, Literal) and isinstance(key.value, (str, int)):
             found = self._property(target, str(key.value), node)
-        elif key == Keyword("string"):
+        elif key in (Keyword("string"), Keyword("number")):
             found = self._property(target, None, node)
         if found is None:
             written = json.dumps(key.value) if isinstance(key, Literal) else key.name
@@ -518,59 +547,88 @@ class _SchemaBuilder:
             if member.description:
                 schema = {**schema, "description": member.description}
             properties[member.name] = _Property(schema, member.optional)
-        additional = False if node.index is None else self.schema(node.index)
-        return _Shape(properties, additional)
+        if node.index is None:
+            return _Shape(properties)
+        names = NUMERIC_NAMES if node.index_key == "number" else None
+        return _Shape(properties, self.schema(node.index), names)
 
     def _mapped_shape(self, node: MappedType) -> _Shape:
         """A member per key, each optional as written (``?``, ``-?``) or, over
         ``keyof T`` with nothing written, as in ``T`` (TypeScript's homomorphic
         mapped types, so ``{ [K in keyof T]: T[K] }`` is ``T``)."""
         source = self.shape(node.keys.target) if isinstance(node.keys, KeyOf) else None
-        properties: dict[str, _Property] = {}
-        additional: Any = False
-        for key in self._members(node.keys, ()):
-            value = self.schema(substitute(node.value, {node.parameter: key}))
-            if key == Keyword("string"):
-                additional = value
-                continue
-            if not isinstance(key, Literal) or type(key.value) not in (str, int):
-                raise error_at(
-                    node.token, "a mapped type's keys must be string or number literals, or string"
-                )
-            name = str(key.value)
-            optional = node.optional
-            if optional is None:
-                kept = source.properties.get(name) if source else None
-                optional = kept.optional if kept else False
-            properties[name] = _Property(value, optional)
-        return _Shape(properties, additional)
+
+        def optional(name: str) -> bool:
+            if node.optional is not None:
+                return node.optional
+            kept = source.properties.get(name) if source else None
+            return kept.optional if kept else False
+
+        def value(key: Any) -> dict:
+            return self.schema(substitute(node.value, {node.parameter: key}))
+
+        return self._keyed_shape(node.keys, value, optional, node.token, "a mapped type")
 
     def _record(self, node: Reference) -> _Shape:
         keys, value = self._arguments(node, 2)
-        value_schema = self.schema(value)
-        if isinstance(keys, Keyword) and keys.name == "string":
-            return _Shape({}, value_schema)
-        names = [o.value for o in _flatten_union(keys) if isinstance(o, Literal)]
-        if len(names) != len(list(_flatten_union(keys))) or not all(
-            isinstance(n, str) for n in names
-        ):
-            raise error_at(node.token, "Record keys must be string or a union of string literals")
-        return _Shape({name: _Property(value_schema, False) for name in names})
+        schema = self.schema(value)
+        return self._keyed_shape(keys, lambda _: schema, lambda _: False, node.token, "Record")
+
+    def _keyed_shape(
+        self,
+        keys: Any,
+        value: Callable[[Any], dict],
+        optional: Callable[[str], bool],
+        token: Token,
+        what: str,
+    ) -> _Shape:
+        """A member per key of the union ``keys`` that is a string or number
+        literal; ``string``, ``number`` and template literal types give an index
+        signature over the names they allow."""
+        properties: dict[str, _Property] = {}
+        additional: Any = False
+        name_schemas: list[dict | None] = []
+        for key in self._members(keys, ()):
+            if isinstance(key, Literal) and type(key.value) in (str, int):
+                name = str(key.value)
+                properties[name] = _Property(value(key), optional(name))
+                continue
+            if key == Keyword("string"):
+                name_schemas.append(None)
+            elif key == Keyword("number"):
+                name_schemas.append(NUMERIC_NAMES)
+            elif isinstance(key, TemplateType):
+                name_schemas.append({"pattern": f"^{self._template_regex(key)}$"})
+            else:
+                raise error_at(
+                    token,
+                    f"{what}'s keys must be string or number literals, string, number "
+                    "or template literal types",
+                )
+            schema = value(key)
+            additional = (
+                schema if additional in (False, schema) else {"anyOf": [additional, schema]}
+            )
+        if None in name_schemas or not name_schemas:
+            return _Shape(properties, additional)
+        names = name_schemas[0] if len(name_schemas) == 1 else {"anyOf": name_schemas}
+        return _Shape(properties, additional, names)
 
     def _utility(self, node: Reference) -> _Shape:
         if node.name in ("Pick", "Omit"):
             target, keys = self._arguments(node, 2)
-            names = {o.value for o in _flatten_union(keys) if isinstance(o, Literal)}
+            names = {str(m.value) for m in self._members(keys, ()) if isinstance(m, Literal)}
             shape = self.shape(target)
             keep = (lambda n: n in names) if node.name == "Pick" else (lambda n: n not in names)
-            return _Shape({n: p for n, p in shape.properties.items() if keep(n)}, shape.additional)
+            kept = {n: p for n, p in shape.properties.items() if keep(n)}
+            return _Shape(kept, shape.additional, shape.names)
         (target,) = self._arguments(node, 1)
         shape = self.shape(target)
         if node.name == "Readonly":
             return shape
         optional = node.name == "Partial"
         properties = {n: _Property(p.schema, optional) for n, p in shape.properties.items()}
-        return _Shape(properties, shape.additional)
+        return _Shape(properties, shape.additional, shape.names)
 
     def _merge_shapes(self, a: _Shape, b: _Shape, token: Token) -> _Shape:
         properties = dict(a.properties)
@@ -584,13 +642,14 @@ class _SchemaBuilder:
                 )
                 prop = _Property(schema, both.optional and prop.optional)
             properties[name] = prop
-        additional = a.additional
-        if b.additional is not False:
-            if additional is not False and additional != b.additional:
-                additional = {"allOf": [additional, b.additional]}
-            else:
-                additional = b.additional
-        return _Shape(properties, additional)
+        if b.additional is False:
+            return _Shape(properties, a.additional, a.names)
+        if a.additional is False or (a.additional, a.names) == (b.additional, b.names):
+            return _Shape(properties, b.additional, b.names)
+        names = None
+        if a.names is not None or b.names is not None:
+            names = {"allOf": [a.names or {}, b.names or {}]}
+        return _Shape(properties, {"allOf": [a.additional, b.additional]}, names)
 
     def _shape_schema(self, shape: _Shape) -> dict:
         schema: dict = {"type": "object"}
@@ -600,6 +659,8 @@ class _SchemaBuilder:
         if required:
             schema["required"] = required
         schema["additionalProperties"] = shape.additional
+        if shape.names is not None:
+            schema["propertyNames"] = shape.names
         return schema
 
 

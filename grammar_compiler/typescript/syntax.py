@@ -68,6 +68,7 @@ class Member:
 class ObjectType:
     members: tuple[Member, ...]
     index: Any = None  # the value type of [key: string]: T
+    index_key: str = "string"  # or "number", for [key: number]: T
 
 
 @dataclass(frozen=True)
