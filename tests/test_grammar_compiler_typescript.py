@@ -909,6 +909,24 @@ def test_keys_through_aliases_enums_keyof_and_templates() -> None:
         assert not decoder.accepts(text) and constraint.judge(text) is not None, text
 
 
+@pytest.mark.parametrize(
+    ("written", "schema"),
+    [
+        ("string & {}", STRING),
+        ("(1 | 2) & {}", {"enum": [1, 2]}),
+        ("{} & { a: 1 }", _object({"a": {"const": 1}})),
+    ],
+)
+def test_an_intersection_with_the_empty_object_type_is_the_other_type(
+    written: str, schema: dict
+) -> None:
+    """``"gpt-4" | (string & {})`` keeps any string open beside the literals."""
+    assert _schema_of(f"type T = {written}", "T")["$defs"]["T"] == schema
+    constraint = compile_typescript("type T = { model: 'gpt-4' | (string & {}) }", "T")
+    for text in ('{"model": "gpt-4"}', '{"model": "other"}'):
+        assert Decoder(constraint.value).accepts(text) and constraint.judge(text) is None
+
+
 def test_template_literal_types_are_patterns() -> None:
     """Text as it is, each placeholder as what its type prints as, through
     aliases, enums, unions and nested templates; without placeholders, a literal."""

@@ -141,7 +141,9 @@ class _SchemaBuilder:
             return self._shape_schema(self._object_shape(node))
         if isinstance(node, Union):
             return self._union(node)
-        if isinstance(node, (Intersection, MappedType)):
+        if isinstance(node, Intersection):
+            return self._intersection(node)
+        if isinstance(node, MappedType):
             return self._shape_schema(self.shape(node))
         if isinstance(node, KeyOf):
             return self._key_of(node)
@@ -162,6 +164,15 @@ class _SchemaBuilder:
             printed = [self._printed(member, node) for member in self._members(part, ())]
             pieces.append(f"(?:{'|'.join(dict.fromkeys(printed))})")
         return "".join(pieces)
+
+    def _intersection(self, node: Intersection) -> dict:
+        """Object types merged; ``T & {}`` (how a union of literals keeps any other
+        string open while an editor still offers the literals: ``"a" | (string & {})``)
+        is ``T``, since ``{}`` takes every value but null and undefined."""
+        parts = [part for part in node.parts if part != ObjectType(())]
+        if len(parts) == 1 and len(node.parts) > 1:
+            return self.schema(parts[0])
+        return self._shape_schema(self.shape(node))
 
     def _template_texts(self, node: TemplateType) -> list[str] | None:
         """The strings of a template whose placeholders are all literals (at most
