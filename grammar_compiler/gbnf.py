@@ -17,8 +17,11 @@ tree the judge is built from, so the two can disagree only if one of them
 misreads it. That reading accepts what both llama.cpp and xgrammar accept:
 rule names ``[A-Za-z_][A-Za-z0-9_-]*``, double-quoted strings, classes,
 groups (``()`` is the empty string), ``*`` ``+`` ``?`` ``{m}`` ``{m,}``
-``{m,n}``, ``#`` comments, and escapes ``\n \r \t \\ \" \' \xHH \uXXXX
-\UXXXXXXXX`` (in classes also ``\[ \] \- \^``). Rejected by name: xgrammar's
+``{m,n}``, ``#`` comments, escapes ``\n \r \t \\ \" \' \xHH \uXXXX
+\UXXXXXXXX`` (in classes also ``\[ \] \- \^``), and llama.cpp's tokens
+``<think>``, exactly that token of the served model (``special_tokens``: the
+decoder resolves it; the judge sees its text). Rejected by name: tokens by
+id (``<[1000]>``) and negated tokens (``!<think>``), xgrammar's
 macros (``Regex(...)``, ``TagDispatch(...)``, ...) and lookahead assertions
 ``(= ...)``, which only xgrammar could judge; NUL inside a string, which
 xgrammar 0.2.8 drops; undefined rules; a missing ``root`` rule. Whatever
@@ -46,6 +49,7 @@ from grammar_compiler.cfg_tree import (
 )
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.lark_writer import bnf_judge
+from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.xgrammar_errors import xgrammar_complaint
 
 ROOT = "root"
@@ -120,6 +124,8 @@ class _GbnfReader(RuleReader):
         super().__init__(text)
         self.references: list[tuple[str, int]] = []
         self._rewrites: list[tuple[int, int, str]] = []
+        self.special: dict[str, str] = {}
+        """The rules of the tokens the grammar names, appended to the text for xgrammar."""
 
     def rule_name_at(self, offset: int) -> tuple[str, int] | None:
         found = _NAME.match(self.text, offset)
@@ -127,6 +133,8 @@ class _GbnfReader(RuleReader):
 
     def symbol(self) -> Node:
         offset = self.pos
+        if self.peek() == "<" or (self.peek() == "!" and self.peek(offset + 1) == "<"):
+            return self._token()
         if self.peek() == ".":
             self.pos += 1
             self._rewrites.append((offset, 1, _ANY_CHARACTER))
@@ -141,6 +149,32 @@ class _GbnfReader(RuleReader):
             raise self.error(f"xgrammar's {name}(...) macro is not supported", offset)
         self.references.append((name, offset))
         return Ref(name)
+
+    def _token(self) -> Node:
+        """``<think>``: exactly that token of the served model (``special_tokens``);
+        its text is what the judge sees."""
+        offset = self.pos
+        if self.peek() == "!":
+            raise self.error(
+                "a negated token (!<...>) is not supported: it constrains tokens, not text, "
+                "so its outputs could not be checked"
+            )
+        end = self.text.find(">", offset + 1)
+        if end < 0 or "\n" in self.text[offset:end]:
+            raise self.error("a token (<think>) needs its closing '>'")
+        text = self.text[offset : end + 1]
+        if text.startswith("<[") and text.endswith("]>"):
+            raise self.error(
+                f"a token given by id ({text}) is not supported: the ids depend on the served "
+                "model; name the token by its text (<think>)"
+            )
+        if text == "<>" or any(character.isspace() for character in text):
+            raise self.error(f"{text!r} is not a token: write <text-of-the-token>")
+        self.pos = end + 1
+        rule = special_token_rule(text)
+        self.special[rule.root] = rule.ebnf
+        self._rewrites.append((offset, len(text), rule.root))
+        return Text(text)
 
     def group(self) -> Node:
         if self.peek(self.pos + 1) == "=":
@@ -176,7 +210,8 @@ class _GbnfReader(RuleReader):
         for offset, length, replacement in sorted(self._rewrites):
             parts += [self.text[done:offset], replacement]
             done = offset + length
-        return "".join([*parts, self.text[done:]])
+        tail = "\n" if self.special and not self.text.endswith("\n") else ""
+        return "".join([*parts, self.text[done:], tail, *self.special.values()])
 
     def original_offset(self, rewritten_offset: int) -> int:
         """Where an offset into ``rewritten()`` falls in the user's text."""

@@ -310,10 +310,17 @@ def token_engine(runner: ModelRunner):
     engine.shutdown()
 
 
+@pytest.mark.parametrize(
+    ("grammar", "grammar_format"),
+    [
+        ('start: <think> /[a-z ]{0,6}/ </think> "."', "lark"),
+        ('root ::= <think> [a-z ]{0,6} </think> "."', "gbnf"),
+    ],
+)
 def test_special_tokens_a_grammar_names_are_generated_as_tokens_and_shown(
-    token_engine: Engine, runner: ModelRunner
+    token_engine: Engine, runner: ModelRunner, grammar: str, grammar_format: str
 ) -> None:
-    constraint = compile_grammar('start: <think> /[a-z ]{0,6}/ </think> "."', "lark")
+    constraint = compile_grammar(grammar, grammar_format)
     sink = _submit(
         token_engine,
         runner,

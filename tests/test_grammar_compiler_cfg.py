@@ -420,10 +420,22 @@ def test_bnf_errors_are_located(grammar: str, message: str, line: int, column: i
             "root ::= [\\^^a] [-a-]", ["^-", "aa"], ["b-"], id="carets-and-dashes-in-classes"
         ),
         pytest.param('root ::= my-rule\nmy-rule ::= "x"', ["x"], [], id="dashed-names"),
+        pytest.param(
+            'root ::= <think> [a-z]* </think> "x" <|im_end|>',
+            ["<think>ab</think>x<|im_end|>"],
+            ["<think>ab</think>x", "think ab x"],
+            id="tokens-as-their-text",
+        ),
     ],
 )
 def test_gbnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
     _assert_agrees(_Compiled(grammar, "gbnf"), good, bad)
+
+
+def test_gbnf_tokens_become_special_token_rules_the_decoder_resolves() -> None:
+    constraint = compile_grammar('root ::= <think> "a" <think>', "gbnf")
+    rule = "special.token.3c7468696e6b3e"
+    assert constraint.value == f'root ::= {rule} "a" {rule}\n{rule} ::= "<think>"\n'
 
 
 def test_gbnf_passes_through_except_llama_cpp_spellings() -> None:
@@ -446,6 +458,10 @@ GBNF_ERRORS = [
     ('root ::= ("a"', "'(' is never closed", 1, 10),
     ('root ::= "a"{,2}', "expected a number", 1, 14),
     ("root ::= 1", "unexpected '1'", 1, 10),
+    ('root ::= <[1000]> "x"', "a token given by id (<[1000]>) is not supported", 1, 10),
+    ('root ::= "a" !<think>', "a negated token (!<...>) is not supported", 1, 14),
+    ('root ::= <think "x"', "needs its closing '>'", 1, 10),
+    ('root ::= < x> "x"', "'< x>' is not a token", 1, 10),
     ('root ::= root "a"', "rule 'root' matches no text", 1, 1),
     (
         'root ::= "a" c ::= "b"',
