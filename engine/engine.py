@@ -26,6 +26,7 @@ from engine.kv_batch import RunningBatch
 from engine.logprobs import chosen_logprobs, prompt_logprobs
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
+from engine.repeated_keys import JsonKeys
 from engine.request import (
     BUSY_PREFIX,
     FinishReason,
@@ -119,6 +120,9 @@ class _Active:
     # A constrained row's output ends in a UTF-8 lead byte that restricts the
     # next byte (``StructuredOutputs.lead_after``).
     utf8_lead: int | None = None
+    # The names of the JSON objects it writes, where its schema lets a name
+    # repeat (``StructuredOutputs.json_keys``).
+    keys: JsonKeys | None = None
     # Its next-token logits, while its mask fills in the slow lane (``engine/slow_lane.py``).
     parked_logits: torch.Tensor | None = None
     # The state's request, kept at hand: read several times per row per step.
@@ -674,6 +678,7 @@ class Engine:
                 text=TextWindow(self._runner.token_bytes, request.prompt_ids),
                 stops=StopStringMatcher(params.stop) if params.stop else None,
                 max_tokens=min(params.max_tokens, room),
+                keys=self._structured.json_keys(request.constraint) if grammar else None,
             )
             for index in range(params.n)
         ]
@@ -681,9 +686,10 @@ class Engine:
     def _fill_masks_async(
         self, rows: list[_Active], *, first_row: int
     ) -> Future[None] | SharedFill:
+        limits = self._structured.row_limits
         return self._structured.fill_masks_async(
             [active.matcher for active in rows],
-            [active.utf8_lead for active in rows],
+            [limits(active.utf8_lead, active.keys) for active in rows],
             first_row=first_row,
         )
 
@@ -758,6 +764,8 @@ class Engine:
             return
         if matcher is not None:
             active.utf8_lead = self._structured.lead_after(token)
+            if active.keys is not None:
+                active.keys.push(self._runner.token_bytes[token])
         if logprob is not None:  # the end token too: it was sampled, and usage counts it
             active.pending_logprobs.append(logprob)
         if token in self._runner.eos_token_ids and not active.request.params.ignore_eos:

@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import xgrammar as xgr
@@ -38,8 +39,9 @@ SLOW_ROW_FILL_S = 5e-4
 # batch's fill (a lower bar than leaving it, so a row near the line does not flap).
 FAST_AGAIN_SHARE = 0.25
 
-# restrict(bitmask, row, lead): the decoder's UTF-8 guard on a filled row.
-Restrict = Callable[[torch.Tensor, int, "int | None"], None]
+# restrict(bitmask, row, limits): the decoder's limits beyond the grammar on a
+# filled row (``StructuredOutputs.row_limits``: UTF-8, repeated names).
+Restrict = Callable[[torch.Tensor, int, Any], None]
 
 
 @dataclass
@@ -81,14 +83,14 @@ class SlowLane:
             mask = xgr.allocate_token_bitmask(1, self._vocab_size)
         self._rows[key] = _SlowRow(weakref.ref(matcher, forget), mask)
 
-    def try_start(self, matcher: xgr.GrammarMatcher, lead: int | None) -> bool:
-        """Starts filling the mask of a lane row's current state (``lead``:
-        the UTF-8 lead byte its output ends in); False for a batch row."""
+    def try_start(self, matcher: xgr.GrammarMatcher, limits: Any) -> bool:
+        """Starts filling the mask of a lane row's current state (``limits``:
+        what ``restrict`` takes for it); False for a batch row."""
         row = self._rows.get(id(matcher))
         if row is None:
             return False
         if row.fill is None:
-            row.fill = self._pool.submit(self._fill, matcher, row.mask, lead)
+            row.fill = self._pool.submit(self._fill, matcher, row.mask, limits)
         return True
 
     def started(self, matcher: xgr.GrammarMatcher | None) -> bool:
@@ -121,10 +123,10 @@ class SlowLane:
         if fills:
             wait(fills, timeout=timeout_s, return_when=FIRST_COMPLETED)
 
-    def _fill(self, matcher: xgr.GrammarMatcher, mask: torch.Tensor, lead: int | None) -> float:
+    def _fill(self, matcher: xgr.GrammarMatcher, mask: torch.Tensor, limits: Any) -> float:
         started = time.perf_counter()
         matcher.fill_next_token_bitmask(mask, 0)
-        self._restrict(mask, 0, lead)
+        self._restrict(mask, 0, limits)
         return time.perf_counter() - started
 
     def shutdown(self) -> None:

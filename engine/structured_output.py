@@ -12,17 +12,20 @@ scheduler for the same reason).
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 import xgrammar as xgr
 
 from engine.grammar_cache import GrammarCache
-from engine.params import Constraint
+from engine.params import Constraint, ConstraintType
+from engine.repeated_keys import JsonKeys, RepeatedKeys, may_repeat_keys
 from engine.shared_fill import FillRow, SharedFill, fill_row
 from engine.slow_lane import SLOW_ROW_FILL_S, SlowLane
 from engine.utf8_guard import Utf8Guard
@@ -30,6 +33,20 @@ from engine.utf8_guard import Utf8Guard
 # Forced strings (JSON keys, literals) recur across requests; their
 # tokenizations are kept until this many are known, then forgotten at once.
 FORCED_TEXT_CACHE_SIZE = 4096
+# Whether a schema may repeat a name (``may_repeat_keys``), by schema text, likewise.
+REPEAT_FLAG_CACHE_SIZE = 1024
+
+
+class RowLimits(NamedTuple):
+    """What a row's next token must respect beyond its grammar: the UTF-8
+    lead byte its output ends in (``Utf8Guard``), and the tokens that would
+    repeat a name of the object it is writing (``RepeatedKeys``)."""
+
+    lead: int | None = None
+    banned: list[int] | None = None
+
+
+NO_LIMITS = RowLimits()
 
 
 # Mask entries (rows x vocabulary) below which a fill runs on the calling thread:
@@ -88,9 +105,11 @@ class StructuredOutputs:
         self._encode = encode
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
         self._utf8 = Utf8Guard(token_bytes, words=self._bitmask.shape[1])
-        # Bitmask row -> the restricted UTF-8 lead byte its output ends in
-        # (None: none), as of the row's last fill; read by the filling thread.
-        self._row_leads: dict[int, int | None] = {}
+        self._repeated_keys: RepeatedKeys | None = None  # built for the first row that needs it
+        self._may_repeat: dict[str, bool] = {}
+        # Bitmask row -> its limits beyond the grammar, as of the row's last
+        # fill; read by the filling thread.
+        self._row_limits: dict[int, RowLimits | None] = {}
         # Recent fill time of one row, in seconds (SHARED_FILL_ABOVE_S).
         self._row_fill_s = 0.0
         # For can_continue, on the engine thread (the batch's rows fill on others).
@@ -125,7 +144,7 @@ class StructuredOutputs:
         # matches their bitmask row.
         self._row_bias: torch.Tensor | None = None
         self._biased_rows: set[int] = set()
-        self._slow = SlowLane(vocab_size, self._utf8.restrict, slow_mask_fill_s)
+        self._slow = SlowLane(vocab_size, self._restrict, slow_mask_fill_s)
         # Batch fills until the next may be filled row by row to find a slow row.
         self._fills_until_probe = 0
         self._probe_next_fill = False
@@ -148,19 +167,46 @@ class StructuredOutputs:
 
     def lead_after(self, token: int) -> int | None:
         """What a row must remember after taking ``token`` for its next mask
-        to keep its output valid UTF-8 (``leads`` of ``fill_masks_async``)."""
+        to keep its output valid UTF-8 (``row_limits``)."""
         return self._utf8.pending_lead(token)
+
+    def json_keys(self, constraint: Constraint) -> JsonKeys | None:
+        """A fresh tracker of names for a choice of a schema whose objects may
+        repeat one (``engine/repeated_keys.py``); None for every other constraint."""
+        if constraint.type is not ConstraintType.JSON_SCHEMA:
+            return None
+        flag = self._may_repeat.get(constraint.value)
+        if flag is None:
+            flag = may_repeat_keys(json.loads(constraint.value))
+            if len(self._may_repeat) >= REPEAT_FLAG_CACHE_SIZE:
+                self._may_repeat.clear()
+            self._may_repeat[constraint.value] = flag
+        return JsonKeys() if flag else None
+
+    def row_limits(self, lead: int | None, keys: JsonKeys | None) -> RowLimits | None:
+        """A row's limits for its next fill (None: none, as for nearly every row)."""
+        if keys is None:
+            return None if lead is None else RowLimits(lead)
+        if self._repeated_keys is None:
+            self._repeated_keys = RepeatedKeys(self._token_bytes)
+        return RowLimits(lead, self._repeated_keys.banned(keys))
+
+    def _restrict(self, bitmask: torch.Tensor, index: int, limits: RowLimits | None) -> None:
+        """Applies a filled row's limits beyond the grammar."""
+        limits = limits or NO_LIMITS
+        self._utf8.restrict(bitmask, index, limits.lead)
+        RepeatedKeys.restrict(bitmask, index, limits.banned)
 
     def fill_masks_async(
         self,
         matchers: Sequence[xgr.GrammarMatcher | None],
-        leads: Sequence[int | None],
+        limits: Sequence[RowLimits | None],
         *,
         first_row: int,
     ) -> Future[None] | SharedFill:
         """Fills the bitmask rows of the constrained ``matchers`` (row
-        ``first_row + i`` for the i-th, whose output ends as ``leads[i]``
-        says): on other threads, overlapping the model's forward pass, when
+        ``first_row + i`` for the i-th, limited as ``limits[i]`` says, from
+        ``row_limits``): on other threads, overlapping the model's forward pass, when
         the work is large enough to pay for the hand-off (beside a CPU
         forward: predicted from recent fills to take ``SHARED_FILL_ABOVE_S``);
         at once on the calling thread otherwise, or always when
@@ -175,16 +221,16 @@ class StructuredOutputs:
         them over its own threads.
         """
         constrained = [
-            (first_row + i, matcher, lead)
-            for i, (matcher, lead) in enumerate(zip(matchers, leads, strict=True))
+            (first_row + i, matcher, row_limits)
+            for i, (matcher, row_limits) in enumerate(zip(matchers, limits, strict=True))
             if matcher is not None
         ]
         if self._slow:  # rows of the slow lane fill there, into masks of their own
             constrained = [row for row in constrained if not self._slow.try_start(*row[1:])]
         if constrained:
-            indices, rows, row_leads = (list(part) for part in zip(*constrained, strict=True))
+            indices, rows, rows_limits = (list(part) for part in zip(*constrained, strict=True))
             self._biased_rows.difference_update(indices)
-            self._row_leads.update(zip(indices, row_leads, strict=True))
+            self._row_limits.update(zip(indices, rows_limits, strict=True))
             beside_cpu_forward = self._mask_pool is not None and self._mask_threads == 1
             large = self._worth_a_thread(len(rows))
             if beside_cpu_forward and large:
@@ -233,7 +279,7 @@ class StructuredOutputs:
     ) -> None:
         """One row of a shared fill: its bitmask row, then its bias row."""
         self._timed_row_fill(matcher, bitmask, index)
-        self._utf8.restrict(bitmask, index, self._row_leads.get(index))
+        self._restrict(bitmask, index, self._row_limits.get(index))
         assert self._row_bias is not None
         torch.index_select(
             self._byte_table(torch.float32, bitmask.device),
@@ -285,7 +331,10 @@ class StructuredOutputs:
                     self._slow.flag(matchers[0])
                 elif self._fills_until_probe <= 0:
                     self._probe_next_fill = True
-        self._utf8.restrict_rows(bitmask, indices, [self._row_leads.get(i) for i in indices])
+        limits = [self._row_limits.get(i) or NO_LIMITS for i in indices]
+        self._utf8.restrict_rows(bitmask, indices, [row.lead for row in limits])
+        for index, row in zip(indices, limits, strict=True):
+            RepeatedKeys.restrict(bitmask, index, row.banned)
 
     @property
     def has_slow_rows(self) -> bool:

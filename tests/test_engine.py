@@ -23,6 +23,7 @@ from engine.kv_batch import RunningBatch
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
+from engine.repeated_keys import RepeatedKeys
 from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest
 from engine.text_window import decode_window
 from grammar_compiler import compile_grammar, compile_json_schema
@@ -298,6 +299,38 @@ def test_invalid_grammar_and_oversized_prompt_fail_as_invalid_argument(
         assert sink.done.wait(60)
         assert sink.error is not None and sink.error[1] is True and sink.field == field
     assert ok.done.wait(60) and ok.error is None
+
+
+def _repeated_names_output(engine: Engine, runner: ModelRunner) -> list[tuple[str, object]]:
+    """A map of integers, written greedily with the quote pushed up: the model
+    then opens and closes the empty name first, every time it may."""
+    schema = {
+        "type": "object",
+        "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 9},
+        "maxProperties": 4,
+    }
+    (quote,) = runner.tokenizer.encode('"', add_special_tokens=False)
+    sink = _submit(
+        engine,
+        runner,
+        "JSON:",
+        SamplingParams(max_tokens=60, temperature=0, logit_bias={quote: 30.0}),
+        Constraint(type=ConstraintType.JSON_SCHEMA, value=compile_json_schema(schema).value),
+    )
+    assert sink.done.wait(60) and sink.error is None
+    return json.loads(_text(runner, sink), object_pairs_hook=list)
+
+
+def test_an_open_map_never_repeats_a_name(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pairs = _repeated_names_output(engine, runner)
+    names = [name for name, _ in pairs]
+    assert len(names) == 4 and len(set(names)) == 4, pairs
+    # Without the guard the same request repeats the empty name: the test bites.
+    monkeypatch.setattr(RepeatedKeys, "restrict", staticmethod(lambda *args: None))
+    names = [name for name, _ in _repeated_names_output(engine, runner)]
+    assert len(set(names)) < len(names), names
 
 
 @pytest.fixture

@@ -117,7 +117,9 @@ def test_a_json_string_cannot_spell_invalid_utf8(
         mask_threads=0,
     )
     outputs.fill_masks_async(
-        [None, matcher_after_lead()], [None, outputs.lead_after(lead_token)], first_row=0
+        [None, matcher_after_lead()],
+        [None, outputs.row_limits(outputs.lead_after(lead_token), None)],
+        first_row=0,
     ).result()
     allowed = set(_allowed(outputs._bitmask[1], len(tokenizer)))
     assert fine in allowed and refused not in allowed
