@@ -18,7 +18,9 @@ reading the last value, has the final word).
 
 Names are compared as written: ``"a"`` and ``"\\u0061"`` are one name to a
 parser but two spellings here; the grammars the service compiles write
-names plainly.
+names plainly. A token that holds a whole name after other text (``, "id"``)
+is not looked into: vocabularies hold few such tokens, and finding them would
+mean searching every token's bytes for every name.
 """
 
 from __future__ import annotations
@@ -140,15 +142,25 @@ class JsonKeys:
 
     def closings_to_avoid(self) -> Iterator[bytes]:
         """What must not come next: the rest of each finished name of this object
-        that the name being written could still become, then its closing quote."""
-        if self._name is None or self._escaped:
+        that the name being written could still become, then its closing quote;
+        where the object expects a name, each whole name in quotes (after the
+        space the layout may put first)."""
+        if self._in_string:
+            if self._name is None or self._escaped:
+                return
+            names = self._open[-1].names
+            assert names is not None
+            written = bytes(self._name)
+            for name in names:
+                if name.startswith(written):
+                    yield name[len(written) :] + b'"'
             return
-        names = self._open[-1].names
-        assert names is not None
-        written = bytes(self._name)
-        for name in names:
-            if name.startswith(written):
-                yield name[len(written) :] + b'"'
+        top = self._open[-1] if self._open else None
+        if top is None or top.names is None or not top.expects_name:
+            return
+        for name in top.names:
+            yield b'"' + name + b'"'
+            yield b' "' + name + b'"'
 
 
 class RepeatedKeys:

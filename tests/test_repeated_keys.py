@@ -20,6 +20,10 @@ def _keys_after(*pieces: bytes) -> JsonKeys:
     ("pieces", "closings"),
     [
         ((b'{"ab": 1, "',), [b'ab"']),
+        # Where a name is expected, the whole name in quotes, with or without a space.
+        ((b'{"ab": 1,',), [b'"ab"', b' "ab"']),
+        ((b"{",), []),
+        ((b'{"ab": 1',), []),
         ((b'{"ab": 1, "a',), [b'b"']),
         ((b'{"ab": 1, "ab',), [b'"']),
         ((b'{"ab": 1, "x',), []),
@@ -29,6 +33,8 @@ def _keys_after(*pieces: bytes) -> JsonKeys:
         ((b'{"ab": ["',), []),
         ((b'{"ab": [1, {"',), []),
         ((b'{"ab": [1, {"cd": 1}], "',), [b'ab"']),
+        ((b'{"ab": [1, {"cd": 1},',), []),
+        ((b'{"ab": [1, {"cd": 1}],',), [b'"ab"', b' "ab"']),
         ((b'{"ab": {"cd": 1}, "',), [b'ab"']),
         ((b'{"ab": {"cd": 1, "',), [b'cd"']),
         # Structure inside strings is text; an escaped quote does not end a name.
