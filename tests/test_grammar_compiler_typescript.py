@@ -452,6 +452,8 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = `id", "unterminated template literal type", 1, 17),
         ("export type T = bigint", "unsupported construct 'bigint (not JSON-serializable)'", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
+        ("export type T = { a: never }", "'never' has no value", 1, 22),
+        ("export type T = never", "'never' has no value", 1, 17),
         ("export type T = string | undefined", "'undefined' is not JSON", 1, 26),
         (
             "import { Y as X } from './x'\ntype T = X",
@@ -925,6 +927,22 @@ def test_an_intersection_with_the_empty_object_type_is_the_other_type(
     constraint = compile_typescript("type T = { model: 'gpt-4' | (string & {}) }", "T")
     for text in ('{"model": "gpt-4"}', '{"model": "other"}'):
         assert Decoder(constraint.value).accepts(text) and constraint.judge(text) is None
+
+
+@pytest.mark.parametrize(
+    ("written", "schema"),
+    [
+        ("Record<string, never>", {"type": "object", "additionalProperties": False}),
+        ("{ [key: string]: never }", {"type": "object", "additionalProperties": False}),
+        ("{ a: string; b?: never }", _object({"a": STRING})),
+        ("never[]", {"type": "array", "maxItems": 0}),
+        ("'a' | never", {"const": "a"}),
+    ],
+)
+def test_never_is_no_value(written: str, schema: dict) -> None:
+    """Dropped from unions; an optional member of type never is never there; no
+    names beside an index signature of never; no elements in an array of never."""
+    assert _schema_of(f"type T = {written}", "T")["$defs"]["T"] == schema
 
 
 def test_template_literal_types_are_patterns() -> None:

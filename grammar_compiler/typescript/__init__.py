@@ -57,7 +57,7 @@ Refused as describing programs, not data: function and constructor types,
 method, call and construct signatures, accessors, classes, functions and
 variables whose value is computed. Refused by name: conditional types, key
 remapping, ``bigint``, ``symbol``, ``undefined`` outside optional members,
-``void``/``never``, computed enum members, namespaces, imports, and
+``void``, ``never`` where a value is required, computed enum members, namespaces, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is
 raised only when the named type uses them, so a file's functions, classes

@@ -57,12 +57,13 @@ class UnsupportedConstruct(ConstraintError):
     not the source from being read (unlike a syntax error)."""
 
 
-_KEYWORD_TYPES = frozenset({"string", "number", "boolean", "any", "unknown", "object", "undefined"})
+_KEYWORD_TYPES = frozenset(
+    {"string", "number", "boolean", "any", "unknown", "object", "undefined", "never"}
+)
 _REFUSED_TYPES = {
     "bigint": "bigint (not JSON-serializable)",
     "symbol": "symbol (not JSON-serializable)",
     "void": "void",
-    "never": "never",
     "infer": "infer (conditional types)",
     "unique": "unique symbol",
 }

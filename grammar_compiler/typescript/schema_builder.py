@@ -134,6 +134,8 @@ class _SchemaBuilder:
         if isinstance(node, Literal):
             return {"const": node.value} if node.value is not None else {"type": "null"}
         if isinstance(node, ArrayType):
+            if node.element == _NEVER:
+                return {"type": "array", "maxItems": 0}
             return {"type": "array", "items": self.schema(node.element)}
         if isinstance(node, TupleType):
             return self._tuple(node)
@@ -225,6 +227,12 @@ class _SchemaBuilder:
         return tuple(Literal(name) for name in shape.properties)
 
     def _keyword(self, node: Keyword) -> dict:
+        if node.name == "never":
+            raise error_at(
+                node.token,
+                "'never' has no value; it is allowed as a union member, an optional "
+                "member's type, an index signature's and an array's element type",
+            )
         if node.name == "undefined":
             raise error_at(
                 node.token,
@@ -253,7 +261,9 @@ class _SchemaBuilder:
         return schema
 
     def _union(self, node: Union) -> dict:
-        options = list(_flatten_union(node))
+        options = [option for option in _flatten_union(node) if option != _NEVER]
+        if len(options) <= 1:
+            return self.schema(options[0] if options else _NEVER)
         primitive = {"string", "number", "boolean"}
         if all(
             o == Literal(None) or (isinstance(o, Keyword) and o.name in primitive) for o in options
@@ -554,11 +564,13 @@ class _SchemaBuilder:
             member_type = member.type
             if member.optional:
                 member_type = _without_undefined(member_type)
+                if member_type in (_NEVER, Keyword("undefined")):
+                    continue  # { x?: never }: x is never there
             schema = self.schema(member_type)
             if member.description:
                 schema = {**schema, "description": member.description}
             properties[member.name] = _Property(schema, member.optional)
-        if node.index is None:
+        if node.index is None or node.index == _NEVER:  # [key: string]: never: no other names
             return _Shape(properties)
         names = NUMERIC_NAMES if node.index_key == "number" else None
         return _Shape(properties, self.schema(node.index), names)
@@ -582,6 +594,8 @@ class _SchemaBuilder:
 
     def _record(self, node: Reference) -> _Shape:
         keys, value = self._arguments(node, 2)
+        if value == _NEVER:  # Record<string, never>: the empty object
+            return _Shape({})
         schema = self.schema(value)
         return self._keyed_shape(keys, lambda _: schema, lambda _: False, node.token, "Record")
 
@@ -603,6 +617,8 @@ class _SchemaBuilder:
             if isinstance(key, Literal) and type(key.value) in (str, int):
                 name = str(key.value)
                 properties[name] = _Property(value(key), optional(name))
+                continue
+            if key == _NEVER:
                 continue
             if key == Keyword("string"):
                 name_schemas.append(None)
@@ -674,6 +690,8 @@ class _SchemaBuilder:
             schema["propertyNames"] = shape.names
         return schema
 
+
+_NEVER = Keyword("never")
 
 _PRINTED_KEYWORDS = {
     "string": ".*",
