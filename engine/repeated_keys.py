@@ -175,9 +175,8 @@ class RepeatedKeys:
         """The tokens that would repeat a name of the object ``keys`` is writing, if any."""
         found: list[int] = []
         for text in keys.closings_to_avoid():
-            length = len(text)
             low = bisect.bisect_left(self._sorted, text)
-            high = bisect.bisect_right(self._sorted, text, lo=low, key=lambda p: p[:length])
+            high = bisect.bisect_left(self._sorted, _after_prefix(text), lo=low)
             found += self._order[low:high]
         return found or None
 
@@ -197,6 +196,12 @@ class RepeatedKeys:
         remaining[words] = kept
         if bool(remaining.any()):
             row[words] = kept
+
+
+def _after_prefix(text: bytes) -> bytes:
+    """The least byte string above every one that starts with ``text`` (which
+    ends in a quote, so its last byte can be raised)."""
+    return text[:-1] + bytes([text[-1] + 1])
 
 
 def _int32(mask: int) -> int:
