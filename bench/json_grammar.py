@@ -7,10 +7,15 @@ the same compiled grammar answers two questions the coverage measurements
 ask:
 
 * does it accept this exact text (``accepts``)? Used on the official test
-  suite's instances: an instance the suite marks invalid must be rejected;
+  suite's instances: an instance the suite marks invalid must be rejected.
+  The text is read as a model writing it a character at a time would be:
+  a character the decoder would keep out (``engine.json_repeats``: the
+  quote that would repeat a name) rejects it;
 * what could a model be made to write (``walk``)? A random walk picks any
   token the mask allows, so every finished walk is an output the service
-  could produce and the judge must accept.
+  could produce and the judge must accept. The mask is the decoder's: with
+  the tokens that would repeat a name or a unique array's item taken out
+  (``engine.json_repeats``), as the decoder does for a schema given whole.
 
 Any tokenizer works: ``raw_compiler`` builds a small raw vocabulary (fast to
 compile against, enough for acceptance checks and walks), and
@@ -20,11 +25,14 @@ model's, to time compilation as the server pays it.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import numpy as np
 import xgrammar as xgr
+
+from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
 
 CLOSING_BYTES = frozenset(b'"}]')
 """Tokens holding one of these are favoured on walks, so walks tend to finish."""
@@ -61,9 +69,19 @@ class JsonGrammar:
         self._tokens = self._info.decoded_vocab
         self._stops = frozenset(self._info.stop_token_ids)
         self._matcher = xgr.GrammarMatcher(self.compiled, terminate_without_stop_token=True)
+        schema = json.loads(canonical_value)
+        self._outline_schema = schema if needs_outline(schema) else None
+        self._guard = RepeatGuard(self._tokens) if self._outline_schema is not None else None
 
     def accepts(self, text: str) -> bool:
-        """Whether the grammar matches all of ``text`` and may end there."""
+        """Whether the grammar (with the decoder's guard) matches all of ``text`` and may end."""
+        if self._outline_schema is not None:
+            outline = JsonOutline(self._outline_schema)
+            for character in text:
+                piece = character.encode("utf-8")
+                if piece in outline.texts_to_avoid():
+                    return False
+                outline.push(piece)
         self._matcher.reset()
         return self._matcher.accept_string(text) and self._matcher.is_terminated()
 
@@ -75,9 +93,12 @@ class JsonGrammar:
         """
         matcher = xgr.GrammarMatcher(self.compiled)
         bitmask = xgr.allocate_token_bitmask(1, self._info.vocab_size)
+        outline = JsonOutline(self._outline_schema) if self._guard is not None else None
         pieces: list[bytes] = []
         for _ in range(max_tokens):
             matcher.fill_next_token_bitmask(bitmask)
+            if self._guard is not None and outline is not None:
+                RepeatGuard.restrict(bitmask, 0, self._guard.banned(outline))
             bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
             allowed = np.flatnonzero(bits[: self._info.vocab_size]).tolist()
             choices = [token for token in allowed if token not in self._stops]
@@ -93,6 +114,8 @@ class JsonGrammar:
             if not matcher.accept_token(token):
                 raise AssertionError(f"xgrammar refused token {token} that its mask allowed")
             pieces.append(self._tokens[token])
+            if outline is not None:
+                outline.push(self._tokens[token])
         return None
 
     def walks(self, count: int, seed: int) -> tuple[list[str], int]:

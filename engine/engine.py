@@ -22,11 +22,11 @@ import xgrammar as xgr
 from transformers import DynamicCache
 
 from engine.grammar_cache import GrammarCache
+from engine.json_repeats import JsonOutline
 from engine.kv_batch import RunningBatch
 from engine.logprobs import chosen_logprobs, prompt_logprobs
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
-from engine.repeated_keys import JsonKeys
 from engine.request import (
     BUSY_PREFIX,
     FinishReason,
@@ -120,9 +120,9 @@ class _Active:
     # A constrained row's output ends in a UTF-8 lead byte that restricts the
     # next byte (``StructuredOutputs.lead_after``).
     utf8_lead: int | None = None
-    # The names of the JSON objects it writes, where its schema lets a name
-    # repeat (``StructuredOutputs.json_keys``).
-    keys: JsonKeys | None = None
+    # The outline of its JSON output, where its schema lets a name or a
+    # unique array's item repeat (``StructuredOutputs.json_outline``).
+    outline: JsonOutline | None = None
     # Its next-token logits, while its mask fills in the slow lane (``engine/slow_lane.py``).
     parked_logits: torch.Tensor | None = None
     # The state's request, kept at hand: read several times per row per step.
@@ -678,7 +678,7 @@ class Engine:
                 text=TextWindow(self._runner.token_bytes, request.prompt_ids),
                 stops=StopStringMatcher(params.stop) if params.stop else None,
                 max_tokens=min(params.max_tokens, room),
-                keys=self._structured.json_keys(request.constraint) if grammar else None,
+                outline=self._structured.json_outline(request.constraint) if grammar else None,
             )
             for index in range(params.n)
         ]
@@ -689,7 +689,7 @@ class Engine:
         limits = self._structured.row_limits
         return self._structured.fill_masks_async(
             [active.matcher for active in rows],
-            [limits(active.utf8_lead, active.keys) for active in rows],
+            [limits(active.utf8_lead, active.outline) for active in rows],
             first_row=first_row,
         )
 
@@ -764,8 +764,8 @@ class Engine:
             return
         if matcher is not None:
             active.utf8_lead = self._structured.lead_after(token)
-            if active.keys is not None:
-                active.keys.push(self._runner.token_bytes[token])
+            if active.outline is not None:
+                active.outline.push(self._runner.token_bytes[token])
         if logprob is not None:  # the end token too: it was sampled, and usage counts it
             active.pending_logprobs.append(logprob)
         if token in self._runner.eos_token_ids and not active.request.params.ignore_eos:

@@ -17,15 +17,15 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 import xgrammar as xgr
 
 from engine.grammar_cache import GrammarCache
+from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
 from engine.params import Constraint, ConstraintType
-from engine.repeated_keys import JsonKeys, RepeatedKeys, may_repeat_keys
 from engine.shared_fill import FillRow, SharedFill, fill_row
 from engine.slow_lane import SLOW_ROW_FILL_S, SlowLane
 from engine.utf8_guard import Utf8Guard
@@ -33,14 +33,15 @@ from engine.utf8_guard import Utf8Guard
 # Forced strings (JSON keys, literals) recur across requests; their
 # tokenizations are kept until this many are known, then forgotten at once.
 FORCED_TEXT_CACHE_SIZE = 4096
-# Whether a schema may repeat a name (``may_repeat_keys``), by schema text, likewise.
-REPEAT_FLAG_CACHE_SIZE = 1024
+# Schemas whose outputs need an outline (``needs_outline``), parsed, by schema
+# text (None: no outline), likewise.
+OUTLINE_SCHEMA_CACHE_SIZE = 1024
 
 
 class RowLimits(NamedTuple):
     """What a row's next token must respect beyond its grammar: the UTF-8
     lead byte its output ends in (``Utf8Guard``), and the tokens that would
-    repeat a name of the object it is writing (``RepeatedKeys``)."""
+    repeat a name or a unique array's item where it is (``RepeatGuard``)."""
 
     lead: int | None = None
     banned: list[int] | None = None
@@ -105,8 +106,8 @@ class StructuredOutputs:
         self._encode = encode
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
         self._utf8 = Utf8Guard(token_bytes, words=self._bitmask.shape[1])
-        self._repeated_keys: RepeatedKeys | None = None  # built for the first row that needs it
-        self._may_repeat: dict[str, bool] = {}
+        self._repeat_guard: RepeatGuard | None = None  # built for the first row that needs it
+        self._outline_schemas: dict[str, Any] = {}
         # Bitmask row -> its limits beyond the grammar, as of the row's last
         # fill; read by the filling thread.
         self._row_limits: dict[int, RowLimits | None] = {}
@@ -170,32 +171,33 @@ class StructuredOutputs:
         to keep its output valid UTF-8 (``row_limits``)."""
         return self._utf8.pending_lead(token)
 
-    def json_keys(self, constraint: Constraint) -> JsonKeys | None:
-        """A fresh tracker of names for a choice of a schema whose objects may
-        repeat one (``engine/repeated_keys.py``); None for every other constraint."""
+    def json_outline(self, constraint: Constraint) -> JsonOutline | None:
+        """A fresh outline for a choice of a schema whose outputs may repeat a
+        name or hold a unique array (``engine/json_repeats.py``); None for
+        every other constraint."""
         if constraint.type is not ConstraintType.JSON_SCHEMA:
             return None
-        flag = self._may_repeat.get(constraint.value)
-        if flag is None:
-            flag = may_repeat_keys(json.loads(constraint.value))
-            if len(self._may_repeat) >= REPEAT_FLAG_CACHE_SIZE:
-                self._may_repeat.clear()
-            self._may_repeat[constraint.value] = flag
-        return JsonKeys() if flag else None
+        if constraint.value not in self._outline_schemas:
+            schema = json.loads(constraint.value)
+            if len(self._outline_schemas) >= OUTLINE_SCHEMA_CACHE_SIZE:
+                self._outline_schemas.clear()
+            self._outline_schemas[constraint.value] = schema if needs_outline(schema) else None
+        schema = self._outline_schemas[constraint.value]
+        return None if schema is None else JsonOutline(schema)
 
-    def row_limits(self, lead: int | None, keys: JsonKeys | None) -> RowLimits | None:
+    def row_limits(self, lead: int | None, outline: JsonOutline | None) -> RowLimits | None:
         """A row's limits for its next fill (None: none, as for nearly every row)."""
-        if keys is None:
+        if outline is None:
             return None if lead is None else RowLimits(lead)
-        if self._repeated_keys is None:
-            self._repeated_keys = RepeatedKeys(self._token_bytes)
-        return RowLimits(lead, self._repeated_keys.banned(keys))
+        if self._repeat_guard is None:
+            self._repeat_guard = RepeatGuard(self._token_bytes)
+        return RowLimits(lead, self._repeat_guard.banned(outline))
 
     def _restrict(self, bitmask: torch.Tensor, index: int, limits: RowLimits | None) -> None:
         """Applies a filled row's limits beyond the grammar."""
         limits = limits or NO_LIMITS
         self._utf8.restrict(bitmask, index, limits.lead)
-        RepeatedKeys.restrict(bitmask, index, limits.banned)
+        RepeatGuard.restrict(bitmask, index, limits.banned)
 
     def fill_masks_async(
         self,
@@ -334,7 +336,7 @@ class StructuredOutputs:
         limits = [self._row_limits.get(i) or NO_LIMITS for i in indices]
         self._utf8.restrict_rows(bitmask, indices, [row.lead for row in limits])
         for index, row in zip(indices, limits, strict=True):
-            RepeatedKeys.restrict(bitmask, index, row.banned)
+            RepeatGuard.restrict(bitmask, index, row.banned)
 
     @property
     def has_slow_rows(self) -> bool:

@@ -55,7 +55,9 @@ COMPILERS: dict[str, Callable[..., CanonicalConstraint]] = {
     "regex": regex_constraint,
     "grammar": compile_grammar,
     "typescript": compile_typescript,
-    "json_schema": lambda schema, strict: compile_json_schema(schema, strict=strict),
+    "json_schema": lambda schema, strict: compile_json_schema(
+        schema, strict=strict, unique_items=True
+    ),
 }
 
 

@@ -5,7 +5,9 @@
   any_whitespace=False)``) against a small raw vocabulary, answers whether
   a text is a complete match, and walks the grammar at random: every walk
   that ends is JSON xgrammar would let a model produce, so the judge must
-  accept it.
+  accept it. With ``guard=True`` its masks are also the decoder's for a
+  schema given whole: no token that would repeat a name or a unique
+  array's item (``engine.json_repeats``).
 * :func:`instance_texts` is a hypothesis strategy for valid instances of a
   schema in the subset the tests use, written the way xgrammar lays JSON out
   (``", "`` and ``": "`` separators, properties in schema order, enum and
@@ -27,6 +29,7 @@ import numpy as np
 import xgrammar as xgr
 from hypothesis import strategies as st
 
+from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
 from grammar_compiler.json_schema.numbers import SAFE_INTEGER
 
 # A raw vocabulary: every printable ASCII character, some JSON pieces, some
@@ -56,16 +59,31 @@ END = len(VOCABULARY) - 1
 _TOKENIZER = xgr.TokenizerInfo(VOCABULARY, xgr.VocabType.RAW, stop_token_ids=[END])
 _COMPILER = xgr.GrammarCompiler(_TOKENIZER, cache_enabled=False)
 _CLOSING = frozenset('"}]')
+_GUARD = RepeatGuard([token.encode("utf-8") for token in VOCABULARY])
 
 
 class Decoder:
     """xgrammar compiling a canonical value exactly as the decoder does."""
 
-    def __init__(self, canonical_value: str) -> None:
+    def __init__(self, canonical_value: str, *, guard: bool = False) -> None:
         self.compiled = _COMPILER.compile_json_schema(canonical_value, any_whitespace=False)
         self._matcher = xgr.GrammarMatcher(self.compiled, terminate_without_stop_token=True)
+        schema = json.loads(canonical_value) if guard else None
+        self._outline_schema = schema if guard and needs_outline(schema) else None
+
+    def _outline(self) -> JsonOutline | None:
+        return None if self._outline_schema is None else JsonOutline(self._outline_schema)
 
     def accepts(self, text: str) -> bool:
+        """A complete match, written a character at a time (with the guard, a
+        character it keeps out rejects the text)."""
+        outline = self._outline()
+        if outline is not None:
+            for character in text:
+                piece = character.encode("utf-8")
+                if piece in outline.texts_to_avoid():
+                    return False
+                outline.push(piece)
         self._matcher.reset()
         return self._matcher.accept_string(text) and self._matcher.is_terminated()
 
@@ -76,9 +94,12 @@ class Decoder:
         """
         matcher = xgr.GrammarMatcher(self.compiled)
         bitmask = xgr.allocate_token_bitmask(1, _TOKENIZER.vocab_size)
+        outline = self._outline()
         pieces = []
         for _ in range(max_tokens):
             matcher.fill_next_token_bitmask(bitmask)
+            if outline is not None:
+                RepeatGuard.restrict(bitmask, 0, _GUARD.banned(outline))
             bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
             allowed = [int(t) for t in np.flatnonzero(bits[: len(VOCABULARY)])]
             choices = [t for t in allowed if t != END]
@@ -90,6 +111,8 @@ class Decoder:
             token = rng.choices(choices, weights)[0]
             assert matcher.accept_token(token)
             pieces.append(VOCABULARY[token])
+            if outline is not None:
+                outline.push(VOCABULARY[token].encode("utf-8"))
         return None
 
 

@@ -19,11 +19,11 @@ from engine import structured_output
 from engine.decode_graphs import DecodeGraphs
 from engine.engine import Engine
 from engine.grammar_cache import GrammarCache
+from engine.json_repeats import RepeatGuard
 from engine.kv_batch import RunningBatch
 from engine.metrics import EngineMetrics
 from engine.model_runner import ModelRunner
 from engine.params import Constraint, ConstraintType, SamplingParams
-from engine.repeated_keys import RepeatedKeys
 from engine.request import BUSY_PREFIX, FinishReason, GenerationRequest
 from engine.text_window import decode_window
 from grammar_compiler import compile_grammar, compile_json_schema
@@ -328,9 +328,43 @@ def test_an_open_map_never_repeats_a_name(
     names = [name for name, _ in pairs]
     assert len(names) == 4 and len(set(names)) == 4, pairs
     # Without the guard the same request repeats the empty name: the test bites.
-    monkeypatch.setattr(RepeatedKeys, "restrict", staticmethod(lambda *args: None))
+    monkeypatch.setattr(RepeatGuard, "restrict", staticmethod(lambda *args: None))
     names = [name for name, _ in _repeated_names_output(engine, runner)]
     assert len(set(names)) < len(names), names
+
+
+def _unique_items_output(engine: Engine, runner: ModelRunner) -> list[str]:
+    """Three listed strings that must differ, with the quote pushed up as above."""
+    schema = {
+        "type": "array",
+        "items": {"enum": ["", "a", "b", "c"]},
+        "uniqueItems": True,
+        "minItems": 3,
+        "maxItems": 3,
+    }
+    (quote,) = runner.tokenizer.encode('"', add_special_tokens=False)
+    constraint = compile_json_schema(schema, unique_items=True)
+    sink = _submit(
+        engine,
+        runner,
+        "JSON:",
+        SamplingParams(max_tokens=40, temperature=0, logit_bias={quote: 30.0}),
+        Constraint(type=ConstraintType.JSON_SCHEMA, value=constraint.value),
+    )
+    assert sink.done.wait(60) and sink.error is None
+    text = _text(runner, sink)
+    assert (constraint.judge(text) is None) == (len(set(json.loads(text))) == 3), text
+    return json.loads(text)
+
+
+def test_a_unique_array_never_repeats_an_item(
+    engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = _unique_items_output(engine, runner)
+    assert len(set(items)) == 3, items
+    monkeypatch.setattr(RepeatGuard, "restrict", staticmethod(lambda *args: None))
+    items = _unique_items_output(engine, runner)
+    assert len(set(items)) < 3, items  # the judge refused it: the test bites
 
 
 @pytest.fixture

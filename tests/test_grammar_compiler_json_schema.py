@@ -41,9 +41,11 @@ SETTINGS = settings(
 
 
 @functools.cache
-def _compiled(schema_text: str, strict: bool = True):
-    constraint = compile_json_schema(schema_text, strict=strict)
-    return constraint, Decoder(constraint.value)
+def _compiled(schema_text: str, strict: bool = True, *, whole: bool = False):
+    """``whole``: as the service compiles a schema given whole (``response_format``,
+    ``json_schema``), where the decoder keeps unique items and names apart."""
+    constraint = compile_json_schema(schema_text, strict=strict, unique_items=whole)
+    return constraint, Decoder(constraint.value, guard=whole)
 
 
 def _assert_agrees(schema: object, good: list[str], bad: list[str]) -> None:
@@ -57,15 +59,15 @@ def _assert_agrees(schema: object, good: list[str], bad: list[str]) -> None:
         assert not decoder.accepts(text), (text, constraint.value)
 
 
-def _assert_sound(schema_text: str, walks: int = 25) -> None:
-    constraint, decoder = _compiled(schema_text)
+def _assert_sound(schema_text: str, walks: int = 25, *, whole: bool = False) -> None:
+    constraint, decoder = _compiled(schema_text, whole=whole)
     for text in samples(decoder, walks, seed=len(schema_text)):
         assert constraint.judge(text) is None, (text, constraint.judge(text), constraint.value)
 
 
-def _refused(schema: object, strict: bool = True) -> str:
+def _refused(schema: object, strict: bool = True, *, whole: bool = False) -> str:
     with pytest.raises(ConstraintError) as caught:
-        compile_json_schema(schema, strict=strict)
+        compile_json_schema(schema, strict=strict, unique_items=whole)
     return str(caught.value)
 
 
@@ -1161,7 +1163,7 @@ def _corpus_written() -> list[Path]:
 @given(data=st.data())
 @SETTINGS
 def test_corpus_instances_and_mutations(path: Path, data: st.DataObject) -> None:
-    constraint, decoder = _compiled(path.read_text())
+    constraint, decoder = _compiled(path.read_text(), whole=True)
     text = data.draw(instance_texts(json.loads(path.read_text())))
     assume(constraint.judge(text) is None)
     assert decoder.accepts(text), (text, constraint.value)
@@ -1180,13 +1182,13 @@ def test_corpus_is_large_enough() -> None:
 
 @pytest.mark.parametrize("path", _corpus(refused=False), ids=lambda p: p.stem)
 def test_corpus_compiles_and_generates_valid_json(path: Path) -> None:
-    _assert_sound(path.read_text(), walks=30)
+    _assert_sound(path.read_text(), walks=30, whole=True)
 
 
 @pytest.mark.parametrize("path", _corpus(refused=True), ids=lambda p: p.stem)
 def test_corpus_refusals_are_precise(path: Path) -> None:
     expected = path.with_suffix(".refused").read_text().strip()
-    assert expected in _refused(path.read_text())
+    assert expected in _refused(path.read_text(), whole=True)
 
 
 def test_min_items_without_items_allows_any_items() -> None:
@@ -1201,3 +1203,61 @@ def test_min_items_without_items_allows_any_items() -> None:
         good=['[1, "x"]'],
         bad=["[1]", '["x", 1]'],
     )
+
+
+UNIQUE = {"type": "array", "uniqueItems": True}
+
+
+@pytest.mark.parametrize(
+    ("items", "good", "bad"),
+    [
+        (
+            {"enum": ["a", "b", "c"]},
+            ['["a", "b"]', '["c"]', "[]"],
+            ['["a", "a"]', '["b", "c", "b"]'],
+        ),
+        ({"type": "string"}, ['["x", "xy", ""]', '["a\\"", "a"]'], ['["x", "x"]', '["", ""]']),
+        (
+            {"type": "integer", "minimum": 1, "maximum": 12},
+            ["[1, 12, 2]", "[10]"],
+            ["[12, 12]", "[1, 2, 1]"],
+        ),
+        ({"type": ["boolean", "null"]}, ["[true, false, null]"], ["[true, true]", "[null, null]"]),
+    ],
+)
+def test_unique_items_of_plain_scalars_in_a_schema_given_whole(
+    items: dict, good: list[str], bad: list[str]
+) -> None:
+    """xgrammar ignores uniqueItems; the decoder's guard keeps the items apart,
+    and the compiler lets the keyword through only where that is exact."""
+    schema = {**UNIQUE, "items": items}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert constraint.not_enforced == () and json.loads(constraint.value)["uniqueItems"]
+    for text in good:
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in bad:
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
+
+
+@pytest.mark.parametrize(
+    ("schema", "whole", "why"),
+    [
+        ({**UNIQUE, "items": {"type": "number"}}, True, "only items it can always keep apart"),
+        ({**UNIQUE, "items": {"type": "object"}}, True, "only items it can always keep apart"),
+        (UNIQUE, True, "only items it can always keep apart"),
+        ({**UNIQUE, "items": {"enum": [1.5, 2]}}, True, "only items it can always keep apart"),
+        ({**UNIQUE, "items": {"type": "integer"}}, True, "only items it can always keep apart"),
+        (
+            {**UNIQUE, "items": {"type": "string", "maxLength": 2}},
+            True,
+            "only items it can always keep apart",
+        ),
+        ({**UNIQUE, "items": {"enum": ["a", "b"]}, "minItems": 3}, True, "take 2 values"),
+        ({**UNIQUE, "items": {"type": "string"}}, False, "not one inside a grammar"),
+    ],
+)
+def test_unique_items_the_decoder_cannot_keep_apart_are_refused(
+    schema: dict, whole: bool, why: str
+) -> None:
+    assert why in _refused(schema, whole=whole)

@@ -327,7 +327,7 @@ def test_json_object_with_schema_enforces_the_schema_strictly() -> None:
 
 
 def test_openai_json_schema_format_is_strict_only_when_asked() -> None:
-    schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
+    schema = {"type": "array", "items": {"type": "number"}, "uniqueItems": True}
     strict = {
         "type": "json_schema",
         "json_schema": {"name": "ids", "schema": schema, "strict": True},
@@ -343,6 +343,19 @@ def test_openai_json_schema_format_is_strict_only_when_asked() -> None:
         assert checked.grammar_accepts("[1, 1]")  # not enforced by the grammar ...
         assert constraint.judge("[1, 1]") is not None  # ... and the judge says so
         checked.assert_agrees(["[1, 2]"], ['["a"]'])
+
+
+def test_unique_items_of_plain_scalars_are_enforced_in_a_schema_given_whole() -> None:
+    """The decoder keeps them apart (engine/json_repeats.py); the canonical schema
+    says where, and the report counts the keyword as enforced."""
+    schema = {"type": "array", "items": {"enum": ["a", "b", 1]}, "uniqueItems": True}
+    strict = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema, "strict": True}}
+    constraint = response_format_constraint(strict)
+    assert json.loads(constraint.value)["uniqueItems"] is True
+    assert constraint.not_enforced == ()
+    assert ("uniqueItems", 1) in constraint.report.enforced
+    inside = _field_error(grammar_constraint, "lark", f"start: %json {json.dumps(schema)}")
+    assert "uniqueItems" in str(inside)
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,10 @@ items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       and ``additionalItems`` become
                                       prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
-uniqueItems                 not       ignored by xgrammar (fine if maxItems <= 1)
+uniqueItems                 partly    kept by the decoder for arrays of strings,
+                                      integers, booleans and null, in a schema
+                                      given whole (``unique_items=True``);
+                                      ignored by xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   partly    a subset: the first positions that can
                                       match are made to; past maxContains, items
                                       from the complement of contains
@@ -226,7 +229,9 @@ __all__ = [
 ]
 
 
-def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> CanonicalConstraint:
+def compile_json_schema(
+    schema: str | dict | bool, *, strict: bool = True, unique_items: bool = False
+) -> CanonicalConstraint:
     """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
 
     Args:
@@ -235,6 +240,10 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
         strict: refuse keywords that cannot be enforced; with False they are
             compiled without and listed in ``not_enforced``. Annotations
             (unknown keywords included) are never refused.
+        unique_items: the constraint goes to the decoder as a JSON schema of
+            its own, whose ``uniqueItems`` the decoder keeps for arrays of
+            strings, integers, booleans and null (``engine/json_repeats.py``);
+            a schema embedded in a grammar (tools, Lark's ``%json``) is not.
 
     Returns:
         The constraint, with its ``report`` (``ConstraintReport``): the
@@ -250,7 +259,7 @@ def compile_json_schema(schema: str | dict | bool, *, strict: bool = True) -> Ca
     draft = Draft.of(document)
     document = read_leftovers(document)
     check_metaschema(document, draft.validator_class)
-    compiler = Compiler(document, draft, strict)
+    compiler = Compiler(document, draft, strict, unique_items=unique_items)
     try:
         with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
             root = compiler.node(document, "")

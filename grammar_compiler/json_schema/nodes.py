@@ -66,6 +66,7 @@ class Node:
     items: Node | None = None  # None: absent
     min_items: int = 0
     max_items: int | None = None
+    unique: bool = False  # uniqueItems, which the decoder keeps (``engine/json_repeats.py``)
     properties: dict[str, Node] = field(default_factory=dict)
     required: frozenset[str] = frozenset()
     additional: Node | None = None  # None: absent
@@ -84,7 +85,7 @@ class Node:
 
 _STRING_FIELDS = ("min_length", "max_length", "regexes")
 _NUMBER_FIELDS = ("minimum", "maximum", "multiple_of", "decimal_step")
-_ARRAY_FIELDS = ("prefix", "items", "min_items", "max_items")
+_ARRAY_FIELDS = ("prefix", "items", "min_items", "max_items", "unique")
 _OBJECT_FIELDS = (
     "properties",
     "required",

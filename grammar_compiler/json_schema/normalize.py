@@ -82,10 +82,15 @@ xgrammar more than the largest document does."""
 class Compiler:
     """Normalizes one document into nodes, then has them rendered for xgrammar."""
 
-    def __init__(self, document: Any, draft: Draft, strict: bool) -> None:
+    def __init__(
+        self, document: Any, draft: Draft, strict: bool, *, unique_items: bool = False
+    ) -> None:
+        """``unique_items``: the decoder keeps the items of an array of plain
+        scalars apart, as it does for a schema given whole (not inside a grammar)."""
         self.document = document
         self.draft = draft
         self.strict = strict
+        self.unique_items = unique_items
         self.guard_numbers = guard_numbers(document)
         self.index = RefIndex(document, draft)
         self.validator = validator_for(document, draft.validator_class)
@@ -561,14 +566,26 @@ class Compiler:
             if raw_items is not None:
                 items = self.node(raw_items, f"{where}/items")
         max_items = _optional_int(schema.get("maxItems"))
-        if schema.get("uniqueItems") is True and (max_items is None or max_items > 1):
-            self.unenforceable("uniqueItems", where, "xgrammar ignores it")
+        unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
+        distinct = None if prefix else _distinct_values(items)
+        min_items = int(schema.get("minItems", 0))
+        if unique and (not self.unique_items or distinct is None):
+            self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.unique_items])
+            unique = False
+        elif unique and distinct is not None and distinct < min_items:
+            self.unenforceable(
+                "uniqueItems",
+                where,
+                f"{min_items} items must differ, and they take {distinct} values",
+            )
+            unique = False
         return replace(
             node,
             prefix=tuple(prefix),
             items=items,
-            min_items=int(schema.get("minItems", 0)),
+            min_items=min_items,
             max_items=max_items,
+            unique=unique,
         )
 
     def _own_object(self, schema: dict, where: str, node: Node) -> Node:
@@ -750,6 +767,7 @@ class Compiler:
             "items": self._merge_optional(a.items, b.items, where),
             "min_items": max(a.min_items, b.min_items),
             "max_items": min_optional(a.max_items, b.max_items),
+            "unique": a.unique or b.unique,
         }
 
     def _merge_objects(self, a: Node, b: Node, where: str) -> dict:
@@ -872,3 +890,55 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
             f"too long to test against the property name {name!r} (it backtracks "
             "catastrophically); write it without nested or overlapping repetition"
         ) from None
+
+
+_UNIQUE_ITEMS_WHY = {
+    True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
+    "apart: listed values (enum, const, booleans, null, integers in a range of at most "
+    "256), or strings of any length and characters",
+    False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
+    "given whole (response_format, json_schema), not one inside a grammar",
+}
+MAX_LISTED_INTEGERS = 256
+"""Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
+
+
+def _distinct_values(node: Node | None) -> float | None:
+    """How many distinct items an array of ``node`` can hold, where the decoder
+    keeps its items apart exactly (``engine.json_repeats``); None where it does
+    not. Listed values (the decoder stops a taken one as soon as writing it is
+    certain) and strings of any length (a taken one can always be made longer)
+    never corner the decoder; a bounded string or number could be forced to
+    end as a taken value."""
+    if node is None or node.ref is not None or node.prefix:
+        return None
+    if node.enum is not None:
+        plain = all(value is None or isinstance(value, (str, int)) for value in node.enum)
+        return len(node.enum) if plain else None
+    if node.any_of is not None:
+        counts = [_distinct_values(branch) for branch in node.any_of]
+        if any(count is None or count == math.inf for count in counts):
+            return None
+        return sum(count for count in counts if count is not None)
+    if node.kinds is None:
+        return None
+    if node.kinds <= {"boolean", "null"}:
+        return ("boolean" in node.kinds) * 2 + ("null" in node.kinds)
+    if node.kinds == {"string"} and node == Node(
+        where=node.where, kinds=node.kinds, origins=node.origins
+    ):
+        return math.inf
+    if node.kinds == {"integer"}:
+        span = _integer_span(node)
+        return span if span is not None and span <= MAX_LISTED_INTEGERS else None
+    return None
+
+
+def _integer_span(node: Node) -> int | None:
+    """How many integers lie between the node's bounds (None: unbounded or stepped)."""
+    if node.minimum is None or node.maximum is None or node.multiple_of or node.decimal_step:
+        return None
+    (low, low_open), (high, high_open) = node.minimum, node.maximum
+    first = math.floor(low) + 1 if low_open or low != math.floor(low) else int(low)
+    last = math.ceil(high) - 1 if high_open or high != math.ceil(high) else int(high)
+    return max(0, last - first + 1)

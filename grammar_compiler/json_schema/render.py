@@ -410,6 +410,8 @@ class Renderer:
             keywords["minItems"] = node.min_items
         if max_items is not None:
             keywords["maxItems"] = max_items
+        if node.unique and (max_items is None or max_items > 1):
+            keywords["uniqueItems"] = True  # xgrammar ignores it; the decoder reads it
         return keywords
 
     def _object(self, node: Node) -> dict | None:

@@ -1,0 +1,446 @@
+"""Keeps a JSON output from repeating an object's name or an item of a unique array.
+
+Why: a map (``additionalProperties``, ``Record<string, T>``, any JSON value)
+lets xgrammar write a name that the object already holds, ``{"x": 1, "x":
+2}``: JSON that most parsers read as its last value, that TypeScript's
+compiler refuses as a literal, and that a grammar cannot rule out (which
+names came before is not context-free; with the demo model about one output
+in forty of an open map repeated a name). ``uniqueItems`` is the same
+problem for an array's items, and xgrammar ignores it.
+
+So a row whose schema may repeat either (``needs_outline``) keeps the
+outline of its output (``JsonOutline``): the open containers, each object's
+finished names, each unique array's finished items, and what is being
+written. Before each fill it lists the texts that must not come next
+(``texts_to_avoid``): the rest of a finished name or item that the one
+being written could still become, with what would end it there (the closing
+quote; for an item that is not a string, the ``,`` or ``]`` after it), and
+where a name or item is about to start, each finished one whole. The tokens
+whose bytes start with one of those texts are taken out of the row's mask
+(``RepeatGuard``). If that leaves nothing, the mask is kept as it was: the
+output then repeats (its grammar allowed nothing else), and the judge has
+the final word.
+
+Which arrays are unique is read off the schema as the output goes: each open
+container keeps the subschemas that may apply to it (through ``$ref``,
+``anyOf``, ``oneOf`` and ``allOf``), a member takes those of its name
+(``properties``, else ``additionalProperties``), an item those of its
+position (``prefixItems``, else ``items``). The compiler lets
+``uniqueItems`` through only for items that are strings, integers, booleans
+or null (``grammar_compiler.json_schema``), values that are equal exactly
+when they are written alike, except that a string may escape a character it
+need not (``"\\u0061"`` is ``"a"``): the grammars the service compiles write
+strings plainly. A token that holds a whole name or item after other text
+(``, "id"``) is not looked into: vocabularies hold few such tokens, and
+finding them would mean searching every token's bytes each time.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+_QUOTE = ord('"')
+_BACKSLASH = ord("\\")
+_WHITESPACE = frozenset(b" \t\n\r")
+_OPENING = {ord("{"): True, ord("["): False}  # -> whether the container is an object
+_CLOSING = frozenset(b"}]")
+_MAX_SUBSCHEMAS = 64
+"""Subschemas kept for one container; past this, the rest are not followed."""
+
+# Keywords whose value is one schema, a list of schemas, or a map of names to schemas.
+_ONE_SCHEMA = (
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+)
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+_NOT_ANY_VALUE = ("const", "enum", "$ref", "anyOf", "oneOf", "allOf", "properties")
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+_FINITE_TYPES = {"boolean": (True, False), "null": (None,)}
+MAX_LISTED_INTEGERS = 256
+"""Integers of a range this small are listed values (the compiler's bound too)."""
+_BRANCHING = frozenset({*_BRANCHES, "$ref", "description", "title"})
+"""Keywords of a schema that lists no values itself but through its branches."""
+
+
+def needs_outline(schema: Any) -> bool:
+    """Whether outputs of ``schema`` (as the decoder compiles it: xgrammar,
+    strict) may repeat a name or hold a unique array, anywhere in it."""
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if node is False:
+            continue
+        if not isinstance(node, dict) or _free_names(node) or node.get("uniqueItems") is True:
+            return True  # true, or a shape not known here: assume the worst
+        for keyword in _ONE_SCHEMA:
+            value = node.get(keyword)
+            pending.extend(value if isinstance(value, list) else [] if value is None else [value])
+        for keyword in _SCHEMA_LISTS:
+            pending.extend(node.get(keyword, ()))
+        for keyword in _SCHEMA_MAPS:
+            pending.extend(node.get(keyword, {}).values())
+    return False
+
+
+def _free_names(node: dict) -> bool:
+    types = node.get("type")
+    if types is None:
+        may_be_object = not any(keyword in node for keyword in _NOT_ANY_VALUE)
+    else:
+        may_be_object = "object" in (types if isinstance(types, list) else [types])
+    if not may_be_object:
+        return False
+    if "propertyNames" in node or "patternProperties" in node:
+        return True
+    extra = node.get("additionalProperties")
+    return "properties" not in node if extra is None else extra is not False
+
+
+@dataclass
+class _Container:
+    """An open object or array of the output, and the subschemas that may apply to it."""
+
+    schemas: tuple[dict, ...]
+    names: set[bytes] | None  # an object's finished names; None for an array
+    expects_name: bool = True  # an object, between "{" or "," and the next name
+    last_name: bytes | None = None  # an object: the name whose value is being written
+    unique: bool = False  # an array whose items must differ
+    items: set[bytes] = field(default_factory=set)  # a unique array's finished items
+    index: int = 0  # an array: the position of the item being written
+    expects_item: bool = True  # an array, between "[" or "," and the next item
+    item: bytearray | None = None  # a unique array: the scalar item being written
+    choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
+
+
+class JsonOutline:
+    """The outline of one row's JSON output so far, fed byte by byte."""
+
+    def __init__(self, schema: Any) -> None:
+        self._root = schema
+        self._open: list[_Container] = []
+        self._in_string = False
+        self._escaped = False
+        self._name: bytearray | None = None  # the name being written, inside its quotes
+
+    def push(self, piece: bytes) -> None:
+        for byte in piece:
+            if self._in_string:
+                self._string_byte(byte)
+            else:
+                self._value_byte(byte)
+
+    def _string_byte(self, byte: int) -> None:
+        top = self._open[-1] if self._open else None
+        if top is not None and top.item is not None:
+            top.item.append(byte)
+        if self._escaped:
+            self._escaped = False
+        elif byte == _BACKSLASH:
+            self._escaped = True
+        elif byte == _QUOTE:
+            self._in_string = False
+            if self._name is not None:
+                assert top is not None and top.names is not None
+                top.last_name = bytes(self._name)
+                top.names.add(top.last_name)
+                self._name = None
+            return
+        if self._name is not None:
+            self._name.append(byte)
+
+    def _value_byte(self, byte: int) -> None:
+        if byte in _WHITESPACE:
+            return
+        top = self._open[-1] if self._open else None
+        if top is not None and top.names is None and top.expects_item and byte != ord("]"):
+            top.expects_item = False  # an item starts
+            top.item = bytearray() if top.unique else None
+        if byte in _OPENING:
+            if top is not None and top.names is None:
+                top.item = None  # an object or array is not an item kept apart
+            self._open.append(self._container(top, is_object=_OPENING[byte]))
+        elif byte in _CLOSING:
+            if top is not None:
+                self._end_item(top)
+                self._open.pop()
+        elif top is not None and top.names is not None:  # between an object's members
+            if byte == _QUOTE and top.expects_name:
+                self._in_string = True
+                self._name = bytearray()
+            elif byte == _QUOTE:
+                self._in_string = True
+            elif byte in (ord(":"), ord(",")):
+                top.expects_name = byte == ord(",")
+        elif byte == ord(","):
+            assert top is not None
+            self._end_item(top)
+            top.index += 1
+            top.expects_item = True
+        else:
+            if top is not None and top.item is not None:
+                top.item.append(byte)
+            self._in_string = byte == _QUOTE
+
+    @staticmethod
+    def _end_item(top: _Container) -> None:
+        if top.item:
+            top.items.add(bytes(top.item))
+        top.item = None
+
+    def _container(self, parent: _Container | None, *, is_object: bool) -> _Container:
+        if parent is None:
+            schemas = self._expanded([self._root])
+        elif parent.names is not None:
+            schemas = self._expanded(_member_schemas(parent.schemas, parent.last_name))
+        else:
+            schemas = self._expanded(_item_schemas(parent.schemas, parent.index))
+        if is_object:
+            return _Container(schemas, names=set())
+        unique = any(schema.get("uniqueItems") is True for schema in schemas)
+        choices = self._listed_items(schemas) if unique else None
+        return _Container(schemas, names=None, unique=unique, choices=choices)
+
+    def _listed_items(self, schemas: tuple[dict, ...]) -> tuple[bytes, ...] | None:
+        """The texts of every value an item may take, when the item schemas list
+        them (``enum``, ``const``); None when they do not."""
+        if any("prefixItems" in schema for schema in schemas):
+            return None
+        texts: dict[bytes, None] = {}
+        for schema in self._expanded(_item_schemas(schemas, 0)):
+            values = _listed_values(schema)
+            if values is None and not _BRANCHING.issuperset(schema):
+                return None  # an item schema that does not list its values
+            for value in values or ():
+                texts[json.dumps(value, ensure_ascii=False).encode("utf-8")] = None
+        return tuple(texts) or None
+
+    def _expanded(self, schemas: list[Any]) -> tuple[dict, ...]:
+        """The schemas with every ``$ref`` target and branch that also applies."""
+        found: dict[int, dict] = {}
+        pending = list(schemas)
+        while pending and len(found) < _MAX_SUBSCHEMAS:
+            schema = pending.pop()
+            if not isinstance(schema, dict) or id(schema) in found:
+                continue
+            found[id(schema)] = schema
+            reference = schema.get("$ref")
+            if isinstance(reference, str):
+                pending.append(self._resolved(reference))
+            for keyword in _BRANCHES:
+                pending.extend(schema.get(keyword, ()))
+        return tuple(found.values())
+
+    def _resolved(self, reference: str) -> Any:
+        """A local JSON pointer's target in the schema (the compiler writes no other)."""
+        target = self._root
+        for part in reference.removeprefix("#").split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, dict) else None
+        return target
+
+    def texts_to_avoid(self) -> Iterator[bytes]:
+        """What must not come next: each way of finishing, from here, a name or
+        item the container already holds."""
+        top = self._open[-1] if self._open else None
+        if top is None or self._escaped:
+            return
+        if top.names is not None:
+            yield from self._names_to_avoid(top)
+        elif top.unique and top.choices is not None:
+            yield from _listed_items_to_avoid(top, in_string=self._in_string)
+        elif top.unique:
+            yield from _items_to_avoid(top, in_string=self._in_string)
+
+    def _names_to_avoid(self, top: _Container) -> Iterator[bytes]:
+        assert top.names is not None
+        if self._name is not None:
+            written = bytes(self._name)
+            for name in top.names:
+                if name.startswith(written):
+                    yield name[len(written) :] + b'"'
+        elif top.expects_name and not self._in_string:
+            for name in top.names:
+                yield b'"' + name + b'"'
+                yield b' "' + name + b'"'
+
+
+def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
+    """A string item ends at its closing quote; any other at the ``,`` or ``]`` after it."""
+    if top.expects_item:
+        for item in top.items:
+            for start in (b"", b" "):
+                if item[:1] == b'"':
+                    yield start + item
+                else:
+                    yield start + item + b","
+                    yield start + item + b"]"
+        return
+    written = top.item
+    if written is None or (written[:1] == b'"') != in_string:
+        return  # not kept apart, or a string item already closed
+    for item in top.items:
+        if not item.startswith(written):
+            continue
+        rest = item[len(written) :]
+        if in_string:
+            yield rest
+        else:
+            yield rest + b","
+            yield rest + b"]"
+
+
+def _listed_values(schema: dict) -> list[Any] | None:
+    """The values a schema lists: ``enum``, ``const``, booleans and null, or the
+    integers of a small range (as the compiler lets through); None otherwise."""
+    if "enum" in schema:
+        return schema["enum"]
+    if "const" in schema:
+        return [schema["const"]]
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    if set(types) <= {"boolean", "null"} and set(schema) <= {"type", "description", "title"}:
+        return [value for kind in types for value in _FINITE_TYPES[kind]]
+    low, high = schema.get("minimum"), schema.get("maximum")
+    plain_range = set(schema) <= {"type", "minimum", "maximum"} and types == ["integer"]
+    if plain_range and isinstance(low, int) and isinstance(high, int):
+        return list(range(low, high + 1)) if high - low < MAX_LISTED_INTEGERS else None
+    return None
+
+
+def _listed_items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
+    """For items listed by value: where writing one already there becomes
+    certain, which is often before it ends (with ``"books"`` taken from a list
+    whose other values do not start ``"b``, the ``b``): there the grammar
+    would allow nothing but finishing it. Once every value is taken, the
+    comma that would start another item."""
+    assert top.choices is not None
+    taken = set(top.items)
+    if top.item and not in_string and bytes(top.item) in top.choices:
+        taken.add(bytes(top.item))  # written whole, not yet ended by "," or "]"
+    open_choices = [choice for choice in top.choices if choice not in taken]
+    if not open_choices and not top.expects_item and not in_string:
+        yield b","
+        return
+    written = b"" if top.expects_item else top.item
+    if written is None or (written[:1] == b'"' and not in_string and not top.expects_item):
+        return
+    if len(open_choices) == 1 and open_choices[0].startswith(written):
+        # The last value, and a comma in the same token: another item could only repeat.
+        yield from _spaced(open_choices[0][len(written) :] + b",", top.expects_item)
+    for item in top.items:
+        if not item.startswith(written):
+            continue
+        certain = next(
+            (
+                length
+                for length in range(len(written) + 1, len(item) + 1)
+                if not any(choice.startswith(item[:length]) for choice in open_choices)
+            ),
+            None,
+        )
+        if certain is None:  # a number another value continues: its end makes it certain
+            texts = [item[len(written) :] + b",", item[len(written) :] + b"]"]
+        else:
+            texts = [item[len(written) : certain]]
+        for text in texts:
+            yield from _spaced(text, top.expects_item)
+
+
+def _spaced(text: bytes, item_ahead: bool) -> Iterator[bytes]:
+    """``text``, and where an item is yet to start, after the space the layout puts first."""
+    yield text
+    if item_ahead:
+        yield b" " + text
+
+
+def _member_schemas(schemas: tuple[dict, ...], name: bytes | None) -> list[Any]:
+    key = _decoded_name(name)
+    found = []
+    for schema in schemas:
+        properties = schema.get("properties", {})
+        if key in properties:
+            found.append(properties[key])
+        elif isinstance(schema.get("additionalProperties"), dict):
+            found.append(schema["additionalProperties"])
+    return found
+
+
+def _item_schemas(schemas: tuple[dict, ...], index: int) -> list[Any]:
+    found = []
+    for schema in schemas:
+        prefix = schema.get("prefixItems", ())
+        if index < len(prefix):
+            found.append(prefix[index])
+        elif isinstance(schema.get("items"), dict):
+            found.append(schema["items"])
+    return found
+
+
+def _decoded_name(name: bytes | None) -> str | None:
+    if name is None:
+        return None
+    try:
+        return json.loads(b'"' + name + b'"')
+    except ValueError:
+        return None
+
+
+class RepeatGuard:
+    """The vocabulary sorted by bytes, to find the tokens that start with a text."""
+
+    def __init__(self, token_bytes: Sequence[bytes]) -> None:
+        order = sorted(range(len(token_bytes)), key=token_bytes.__getitem__)
+        self._sorted = [token_bytes[token] for token in order]
+        self._order = order
+
+    def banned(self, outline: JsonOutline) -> list[int] | None:
+        """The tokens that would repeat a name or item where ``outline`` is, if any."""
+        found: list[int] = []
+        for text in outline.texts_to_avoid():
+            low = bisect.bisect_left(self._sorted, text)
+            high = bisect.bisect_left(self._sorted, _after_prefix(text), lo=low)
+            found += self._order[low:high]
+        return found or None
+
+    @staticmethod
+    def restrict(bitmask: torch.Tensor, index: int, banned: list[int] | None) -> None:
+        """Clears row ``index``'s bits of ``banned``, unless no token would be left."""
+        if not banned:
+            return
+        clear: dict[int, int] = {}
+        for token in banned:
+            clear[token // 32] = clear.get(token // 32, 0) | 1 << (token % 32)
+        words = torch.tensor(list(clear), dtype=torch.long)
+        bits = torch.tensor([_int32(mask) for mask in clear.values()], dtype=torch.int32)
+        row = bitmask[index]
+        kept = row.index_select(0, words).bitwise_and_(bits.bitwise_not_())
+        remaining = row.clone()
+        remaining[words] = kept
+        if bool(remaining.any()):
+            row[words] = kept
+
+
+def _after_prefix(text: bytes) -> bytes:
+    """The least byte string above every one that starts with ``text`` (which
+    ends in a quote, a comma, a bracket or a byte of a string: never 0xFF)."""
+    return text[:-1] + bytes([text[-1] + 1])
+
+
+def _int32(mask: int) -> int:
+    """A 32-bit mask as the signed word xgrammar's bitmask holds."""
+    return mask - (1 << 32) if mask >= 1 << 31 else mask

@@ -1,0 +1,175 @@
+"""engine.json_repeats: a JSON output's outline, and the tokens that would repeat a name or item."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import xgrammar as xgr
+
+from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
+
+MAP = {"type": "object", "additionalProperties": {}}
+
+
+def _keys_after(*pieces: bytes, schema: object = MAP) -> JsonOutline:
+    outline = JsonOutline(schema)
+    for piece in pieces:
+        outline.push(piece)
+    return outline
+
+
+@pytest.mark.parametrize(
+    ("pieces", "closings"),
+    [
+        ((b'{"ab": 1, "',), [b'ab"']),
+        # Where a name is expected, the whole name in quotes, with or without a space.
+        ((b'{"ab": 1,',), [b'"ab"', b' "ab"']),
+        ((b"{",), []),
+        ((b'{"ab": 1',), []),
+        ((b'{"ab": 1, "a',), [b'b"']),
+        ((b'{"ab": 1, "ab',), [b'"']),
+        ((b'{"ab": 1, "x',), []),
+        ((b'{"ab": 1, "ab": 2, "c": 3, "',), [b'ab"', b'c"']),
+        # A name is being written only where an object expects one.
+        ((b'{"ab": "',), []),
+        ((b'{"ab": ["',), []),
+        ((b'{"ab": [1, {"',), []),
+        ((b'{"ab": [1, {"cd": 1}], "',), [b'ab"']),
+        ((b'{"ab": [1, {"cd": 1},',), []),
+        ((b'{"ab": [1, {"cd": 1}],',), [b'"ab"', b' "ab"']),
+        ((b'{"ab": {"cd": 1}, "',), [b'ab"']),
+        ((b'{"ab": {"cd": 1, "',), [b'cd"']),
+        # Structure inside strings is text; an escaped quote does not end a name.
+        ((b'{"a\\"b": "}, {\\"", "a\\"',), [b'b"']),
+        ((b'{"a": 1, "a\\',), []),
+        # Token boundaries fall anywhere.
+        ((b"{", b'"a', b'b"', b": 1", b', "', b"a"), [b'b"']),
+        ((b'[{"a": 1}, {"',), []),
+    ],
+)
+def test_the_names_that_must_not_close_again(
+    pieces: tuple[bytes, ...], closings: list[bytes]
+) -> None:
+    assert sorted(_keys_after(*pieces).texts_to_avoid()) == sorted(closings)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            False,
+        ),
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, False),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, True),
+        ({"type": "object"}, True),
+        ({"type": "object", "properties": {"a": {}}, "additionalProperties": False}, True),
+        ({"type": "array", "items": {"type": "object", "propertyNames": {"maxLength": 3}}}, True),
+        ({"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": True}]}, True),
+        (
+            {
+                "$defs": {"m": {"type": "object", "patternProperties": {"^x": {}}}},
+                "$ref": "#/$defs/m",
+            },
+            True,
+        ),
+        ({"type": "array", "items": {"enum": [{"a": 1}]}}, False),
+        ({"type": ["string", "number"]}, False),
+        ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, True),
+        ({"type": "array", "items": {"type": "string"}, "uniqueItems": False}, False),
+        (True, True),
+    ],
+)
+def test_which_schemas_need_an_outline(schema: object, expected: bool) -> None:
+    assert needs_outline(schema) is expected
+
+
+VOCABULARY = [b'"', b'b"', b"b", b'b":', b"x", b'bc"', b'"}', b'b"x', b"ab"]
+
+
+def test_banned_tokens_start_with_the_rest_of_a_written_name_and_its_quote() -> None:
+    guard = RepeatGuard(VOCABULARY)
+    banned = guard.banned(_keys_after(b'{"ab": 1, "bc": 2, "a'))
+    assert sorted(VOCABULARY[token] for token in banned or []) == [b'b"', b'b":', b'b"x']
+    banned = guard.banned(_keys_after(b'{"ab": 1, "bc": 2, "'))
+    assert [VOCABULARY[token] for token in banned or []] == [b'bc"']
+    assert guard.banned(_keys_after(b'{"ab": 1, "b')) is None
+
+
+def test_restrict_clears_banned_bits_unless_nothing_would_be_left() -> None:
+    bitmask = xgr.allocate_token_bitmask(2, 70)
+    RepeatGuard.restrict(bitmask, 1, [1, 31, 33, 64])
+    allowed = [t for t in range(70) if bitmask[1, t // 32] >> (t % 32) & 1]
+    assert allowed == [t for t in range(70) if t not in (1, 31, 33, 64)]
+    assert bool((bitmask[0] == -1).all())  # other rows untouched
+    only = torch.zeros(1, 3, dtype=torch.int32)
+    only[0, 1] = 1 << 2  # token 34 alone
+    RepeatGuard.restrict(only, 0, [34])
+    assert only[0, 1] == 1 << 2
+
+
+LISTS = {
+    "type": "object",
+    "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "ns": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        "free": {"type": "array", "items": {"type": "string"}},
+        "via": {"$ref": "#/$defs/Set"},
+        "either": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Set"}]},
+        "rows": {"type": "array", "prefixItems": [{"$ref": "#/$defs/Set"}], "items": False},
+        "long": {
+            "type": "array",
+            "items": {"enum": ["abc", "abd", "ab", "abcd", 1, 12]},
+            "uniqueItems": True,
+        },
+    },
+    "$defs": {"Set": {"type": "array", "items": {"enum": ["x", "y", 1]}, "uniqueItems": True}},
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'{"tags": [',), []),
+        ((b'{"tags": ["ab", ',), [b'"ab"', b' "ab"']),
+        ((b'{"tags": ["ab",',), [b'"ab"', b' "ab"']),
+        ((b'{"tags": ["ab", "a',), [b'b"']),
+        ((b'{"tags": ["ab", "ab"',), []),
+        ((b'{"tags": ["a,]", "a',), [b',]"']),
+        ((b'{"tags": ["a\\"b", "a\\"',), [b'b"']),
+        ((b'{"ns": [12, 1',), [b"2,", b"2]"]),
+        ((b'{"ns": [12, 12',), [b",", b"]"]),
+        ((b'{"ns": [12,',), [b"12,", b"12]", b" 12,", b" 12]"]),
+        ((b'{"ns": [12, 3], "tags": ["',), []),
+        ((b'{"free": ["ab", "a',), []),
+        # Listed values: kept out where writing a taken one becomes certain.
+        ((b'{"via": [1, "x", "',), [b"x", b'y",']),
+        ((b'{"via": [1, ',), [b"1", b" 1"]),
+        ((b'{"either": ["x", ',), [b'"x', b' "x']),
+        ((b'{"rows": [["y", ',), [b'"y', b' "y']),
+        ((b'{"long": ["abc", "a',), [b'bc"']),  # "abcd" is still open
+        ((b'{"long": ["abc", "ab',), [b'c"']),
+        ((b'{"long": ["ab", "',), [b'ab"']),
+        ((b'{"long": [1, ',), [b"1,", b"1]", b" 1,", b" 1]"]),
+        ((b'{"tags": ["ab"], "free": ["ab", ',), []),
+    ],
+)
+def test_the_items_a_unique_array_must_not_finish_again(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    """Found through properties, $ref, anyOf and prefixItems; a string item ends
+    at its quote, any other at the comma or bracket after it."""
+    outline = _keys_after(*pieces, schema=LISTS)
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+def test_a_unique_root_array() -> None:
+    schema = {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True}
+    outline = _keys_after(b"[true, ", schema=schema)
+    # "t" makes true certain; false is the last value, so no comma may follow it.
+    assert sorted(outline.texts_to_avoid()) == sorted([b"t", b" t", b"false,", b" false,"])
