@@ -226,6 +226,56 @@ def test_response_format_with_a_schema(service: Service) -> None:
     jsonschema.validate(json.loads(also.choices[0].text), schema)
 
 
+def test_response_format_keeps_names_and_unique_items_apart(
+    service: Service, tiny_model_dir
+) -> None:
+    """The served decoder keeps a map's names and a unique array's items apart:
+    with the quote token pushed up, greedy decoding would otherwise repeat the
+    empty name and the empty string (as the engine tests show without the guard)."""
+    (quote,) = AutoTokenizer.from_pretrained(str(tiny_model_dir)).encode(
+        '"', add_special_tokens=False
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "array",
+                "items": {"enum": ["", "a", "b"]},
+                "uniqueItems": True,
+                "minItems": 3,
+                "maxItems": 3,
+            },
+            "counts": {
+                "type": "object",
+                "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 9},
+                "minProperties": 0,
+                "maxProperties": 3,
+            },
+        },
+        "required": ["tags", "counts"],
+        "additionalProperties": False,
+    }
+    result = _create(
+        service,
+        prompt="JSON: ",
+        max_tokens=80,
+        logit_bias={str(quote): 30},
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "t", "schema": schema, "strict": True},
+        },
+        **GREEDY,
+    )
+    (choice,) = result.choices
+    assert choice.finish_reason == "stop", choice.text
+    value = json.loads(choice.text, object_pairs_hook=lambda pairs: pairs)
+    fields = dict(value)
+    assert sorted(fields["tags"]) == ["", "a", "b"], choice.text
+    names = [name for name, _ in fields["counts"]]
+    assert len(names) == len(set(names)) >= 2, choice.text
+    jsonschema.validate(json.loads(choice.text), schema)
+
+
 def _whitespace_outside_strings(text: str) -> list[int]:
     """Positions of whitespace between JSON tokens, other than the one space
     after a ',' or ':' separator."""
