@@ -205,7 +205,7 @@ def run_case(case: SuiteCase, compiler: xgr.GrammarCompiler) -> CaseOutcome:
     outcome = CaseOutcome(case)
     document = case.document()
     try:
-        constraint = compile_json_schema(document, strict=True, unique_items=True)
+        constraint = compile_json_schema(document, strict=True, decoder_guard=True)
         grammar = JsonGrammar(compiler, constraint.value)
     except ConstraintError as error:
         outcome.refusal = str(error)

@@ -217,7 +217,7 @@ class JsonOutline:
 
     def _listed_items(self, schemas: tuple[dict, ...]) -> tuple[bytes, ...] | None:
         """The texts of every value an item may take, when the item schemas list
-        them (``enum``, ``const``); None when they do not."""
+        them (``_listed_values``); None when they do not."""
         if any("prefixItems" in schema for schema in schemas):
             return None
         texts: dict[bytes, None] = {}

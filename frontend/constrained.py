@@ -56,7 +56,7 @@ COMPILERS: dict[str, Callable[..., CanonicalConstraint]] = {
     "grammar": compile_grammar,
     "typescript": compile_typescript,
     "json_schema": lambda schema, strict: compile_json_schema(
-        schema, strict=strict, unique_items=True
+        schema, strict=strict, decoder_guard=True
     ),
 }
 

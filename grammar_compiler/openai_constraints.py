@@ -65,7 +65,7 @@ def grammar_constraint(grammar_type: str, value: str | dict[str, Any]) -> Canoni
         if grammar_type == "regex":
             return regex_constraint(value)
         if grammar_type == "json_schema":
-            return compile_json_schema(value, unique_items=True)
+            return compile_json_schema(value, decoder_guard=True)
         return compile_grammar(value, grammar_type)
     except ConstraintError as err:
         raise at_field(field, err) from None
@@ -112,6 +112,6 @@ def _schema(schema: object, field: str, *, strict: bool) -> CanonicalConstraint:
     if not isinstance(schema, (dict, str, bool)):
         raise FieldError(field, "must be a JSON Schema object")
     try:
-        return compile_json_schema(schema, strict=strict, unique_items=True)
+        return compile_json_schema(schema, strict=strict, decoder_guard=True)
     except ConstraintError as err:
         raise at_field(field, err) from None

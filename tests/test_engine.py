@@ -343,7 +343,7 @@ def _unique_items_output(engine: Engine, runner: ModelRunner) -> list[str]:
         "maxItems": 3,
     }
     (quote,) = runner.tokenizer.encode('"', add_special_tokens=False)
-    constraint = compile_json_schema(schema, unique_items=True)
+    constraint = compile_json_schema(schema, decoder_guard=True)
     sink = _submit(
         engine,
         runner,

@@ -44,7 +44,7 @@ SETTINGS = settings(
 def _compiled(schema_text: str, strict: bool = True, *, whole: bool = False):
     """``whole``: as the service compiles a schema given whole (``response_format``,
     ``json_schema``), where the decoder keeps unique items and names apart."""
-    constraint = compile_json_schema(schema_text, strict=strict, unique_items=whole)
+    constraint = compile_json_schema(schema_text, strict=strict, decoder_guard=whole)
     return constraint, Decoder(constraint.value, guard=whole)
 
 
@@ -67,7 +67,7 @@ def _assert_sound(schema_text: str, walks: int = 25, *, whole: bool = False) -> 
 
 def _refused(schema: object, strict: bool = True, *, whole: bool = False) -> str:
     with pytest.raises(ConstraintError) as caught:
-        compile_json_schema(schema, strict=strict, unique_items=whole)
+        compile_json_schema(schema, strict=strict, decoder_guard=whole)
     return str(caught.value)
 
 
@@ -1261,3 +1261,18 @@ def test_unique_items_the_decoder_cannot_keep_apart_are_refused(
     schema: dict, whole: bool, why: str
 ) -> None:
     assert why in _refused(schema, whole=whole)
+
+
+def test_min_properties_over_free_names_in_a_schema_given_whole() -> None:
+    """The decoder keeps free names apart, so xgrammar's count of members is a
+    count of distinct names; names bound by a pattern could be cornered."""
+    schema = {**OBJ, "additionalProperties": {"type": "integer"}, "minProperties": 2}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert json.loads(constraint.value)["minProperties"] == 2
+    for good in ('{"a": 1, "b": 2}', '{"a": 1, "aa": 2, "b": 3}'):
+        assert constraint.judge(good) is None and decoder.accepts(good), good
+    for bad in ('{"a": 1}', '{"a": 1, "a": 2}'):
+        assert constraint.judge(bad) is not None and not decoder.accepts(bad), bad
+    _assert_sound(json.dumps({**schema, "maxProperties": 3}), walks=40, whole=True)
+    assert "minProperties" in _refused({**schema, "propertyNames": {"maxLength": 2}}, whole=True)
+    assert "only in a schema given whole" in _refused(schema)

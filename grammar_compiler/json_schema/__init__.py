@@ -44,7 +44,8 @@ patternProperties           partly    declared names matching a pattern get its
                                       only ``{}`` for it)
 propertyNames               enforced  string keywords, as for strings below
 minProperties               partly    only if no undeclared names can be generated
-                                      (xgrammar lets them repeat) or it is implied
+                                      (xgrammar lets them repeat) or it is implied;
+                                      with ``decoder_guard``, over free names too
 maxProperties               enforced  native
 dependentRequired, -Schemas enforced  as branches: trigger absent, or present with
 dependencies                          what it requires (``dependencies``, read
@@ -55,9 +56,9 @@ items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       and ``additionalItems`` become
                                       prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
-uniqueItems                 partly    kept by the decoder for arrays of strings,
-                                      integers, booleans and null, in a schema
-                                      given whole (``unique_items=True``);
+uniqueItems                 partly    kept by the decoder for arrays of listed
+                                      values and free strings, in a schema
+                                      given whole (``decoder_guard=True``);
                                       ignored by xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   partly    a subset: the first positions that can
                                       match are made to; past maxContains, items
@@ -230,7 +231,7 @@ __all__ = [
 
 
 def compile_json_schema(
-    schema: str | dict | bool, *, strict: bool = True, unique_items: bool = False
+    schema: str | dict | bool, *, strict: bool = True, decoder_guard: bool = False
 ) -> CanonicalConstraint:
     """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
 
@@ -240,10 +241,12 @@ def compile_json_schema(
         strict: refuse keywords that cannot be enforced; with False they are
             compiled without and listed in ``not_enforced``. Annotations
             (unknown keywords included) are never refused.
-        unique_items: the constraint goes to the decoder as a JSON schema of
-            its own, whose ``uniqueItems`` the decoder keeps for arrays of
-            strings, integers, booleans and null (``engine/json_repeats.py``);
-            a schema embedded in a grammar (tools, Lark's ``%json``) is not.
+        decoder_guard: the constraint goes to the decoder as a JSON schema
+            of its own, whose guard keeps an object's names apart (so
+            ``minProperties`` counts distinct names) and a unique array's
+            items (``uniqueItems`` of listed values or free strings:
+            ``engine/json_repeats.py``); a schema embedded in a grammar
+            (tools, Lark's ``%json``) has no such guard.
 
     Returns:
         The constraint, with its ``report`` (``ConstraintReport``): the
@@ -259,7 +262,7 @@ def compile_json_schema(
     draft = Draft.of(document)
     document = read_leftovers(document)
     check_metaschema(document, draft.validator_class)
-    compiler = Compiler(document, draft, strict, unique_items=unique_items)
+    compiler = Compiler(document, draft, strict, decoder_guard=decoder_guard)
     try:
         with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
             root = compiler.node(document, "")

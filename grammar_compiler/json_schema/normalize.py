@@ -83,14 +83,15 @@ class Compiler:
     """Normalizes one document into nodes, then has them rendered for xgrammar."""
 
     def __init__(
-        self, document: Any, draft: Draft, strict: bool, *, unique_items: bool = False
+        self, document: Any, draft: Draft, strict: bool, *, decoder_guard: bool = False
     ) -> None:
-        """``unique_items``: the decoder keeps the items of an array of plain
-        scalars apart, as it does for a schema given whole (not inside a grammar)."""
+        """``decoder_guard``: the schema goes to the decoder whole (not inside a
+        grammar), whose guard keeps an object's names and a unique array's
+        items apart (``engine/json_repeats.py``)."""
         self.document = document
         self.draft = draft
         self.strict = strict
-        self.unique_items = unique_items
+        self.decoder_guard = decoder_guard
         self.guard_numbers = guard_numbers(document)
         self.index = RefIndex(document, draft)
         self.validator = validator_for(document, draft.validator_class)
@@ -569,8 +570,8 @@ class Compiler:
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
         distinct = None if prefix else _distinct_values(items)
         min_items = int(schema.get("minItems", 0))
-        if unique and (not self.unique_items or distinct is None):
-            self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.unique_items])
+        if unique and (not self.decoder_guard or distinct is None):
+            self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
             unique = False
         elif unique and distinct is not None and distinct < min_items:
             self.unenforceable(

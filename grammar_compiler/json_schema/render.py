@@ -535,11 +535,15 @@ class Renderer:
             self._dead(f"the property counts at {location(node.where)} cannot be met")
             return None
         if low > required:
-            if most is None:
+            # Names written freely can always be made new: the decoder's guard
+            # keeps them apart (a name bound by a pattern could be cornered).
+            free_names = node.property_names is None and not node.pattern_properties
+            if most is None and not (self.compiler.decoder_guard and free_names):
                 self.compiler.unenforceable(
                     "minProperties",
                     node.where,
-                    "xgrammar may repeat an undeclared property name, which counts once",
+                    "xgrammar may repeat an undeclared property name, which counts once "
+                    "(the decoder keeps free names apart only in a schema given whole)",
                 )
             else:
                 keywords["minProperties"] = low
