@@ -453,6 +453,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = bigint", "unsupported construct 'bigint (not JSON-serializable)'", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
         ("export type T = { a: never }", "'never' has no value", 1, 22),
+        ("export type T = Uppercase<string>", "Uppercase takes string literal types", 1, 17),
         ("export type T = never", "'never' has no value", 1, 17),
         ("export type T = string | undefined", "'undefined' is not JSON", 1, 26),
         (
@@ -943,6 +944,28 @@ def test_never_is_no_value(written: str, schema: dict) -> None:
     """Dropped from unions; an optional member of type never is never there; no
     names beside an index signature of never; no elements in an array of never."""
     assert _schema_of(f"type T = {written}", "T")["$defs"]["T"] == schema
+
+
+@pytest.mark.parametrize(
+    ("written", "schema"),
+    [
+        ("Uppercase<Dir>", {"enum": ["UP", "DOWN"]}),
+        ("Capitalize<Dir>", {"enum": ["Up", "Down"]}),
+        ("Lowercase<'ABC'>", {"const": "abc"}),
+        ("Uncapitalize<E>", {"const": "alpha"}),
+        ("`on${Capitalize<Dir>}`", {"enum": ["onUp", "onDown"]}),
+        ("Exclude<Uppercase<Dir>, 'UP'>", {"const": "DOWN"}),
+    ],
+)
+def test_string_intrinsics_recase_literals(written: str, schema: dict) -> None:
+    source = f"type Dir = 'up' | 'down'\nenum E {{ A = 'Alpha' }}\ntype T = {written}"
+    found = _schema_of(source, "T")["$defs"]["T"]
+    if "pattern" in found:  # a template: check the strings it allows instead
+        pattern = re.compile(found["pattern"])
+        assert [bool(pattern.search(v)) for v in schema["enum"]] == [True] * len(schema["enum"])
+        assert not pattern.search("onup")
+        return
+    assert found == schema
 
 
 def test_template_literal_types_are_patterns() -> None:

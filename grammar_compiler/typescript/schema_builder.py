@@ -75,6 +75,12 @@ MAX_TEMPLATE_TEXTS = 256
 """Strings a template literal type is spelled out as (beyond: a pattern)."""
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
 _UNION_FILTERS = frozenset({"Exclude", "Extract", "NonNullable"})
+_STRING_INTRINSICS = {
+    "Uppercase": str.upper,
+    "Lowercase": str.lower,
+    "Capitalize": lambda text: text[:1].upper() + text[1:],
+    "Uncapitalize": lambda text: text[:1].lower() + text[1:],
+}
 _ALL_VALUES = frozenset({"any", "unknown"})
 _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
 
@@ -175,6 +181,21 @@ class _SchemaBuilder:
         if len(parts) == 1 and len(node.parts) > 1:
             return self.schema(parts[0])
         return self._shape_schema(self.shape(node))
+
+    def _recased(self, node: Reference) -> Any:
+        """``Uppercase<T>``, ``Lowercase<T>``, ``Capitalize<T>``, ``Uncapitalize<T>``
+        of string literals (through aliases, enums, finite templates): their
+        literals recased; of ``string`` or a pattern, refused (a pattern of
+        cased text is not written here)."""
+        (target,) = self._arguments(node, 1)
+        recase = _STRING_INTRINSICS[node.name]
+        literals = []
+        for member in self._members(target, ()):
+            if not (isinstance(member, Literal) and isinstance(member.value, str)):
+                raise error_at(node.token, f"{node.name} takes string literal types here")
+            literals.append(Literal(recase(member.value)))
+        unique = list(dict.fromkeys(literals))
+        return unique[0] if len(unique) == 1 else Union(tuple(unique))
 
     def _template_texts(self, node: TemplateType) -> list[str] | None:
         """The strings of a template whose placeholders are all literals (at most
@@ -292,6 +313,8 @@ class _SchemaBuilder:
             return {"type": "string", "format": "date-time"}
         if node.name in _UNION_FILTERS and node.name not in self.declarations:
             return self.schema(self._filtered_union(node))
+        if node.name in _STRING_INTRINSICS and node.name not in self.declarations:
+            return self.schema(self._recased(node))
         declaration = self._declaration(node)
         if node.member is not None:
             if declaration.kind != "enum" or node.member not in declaration.members:
@@ -330,6 +353,13 @@ class _SchemaBuilder:
                 continue
             if isinstance(option, (IndexedAccess, TypeQuery)):
                 yield from self._members(self._resolved(option), through)
+                continue
+            if (
+                isinstance(option, Reference)
+                and option.name in _STRING_INTRINSICS
+                and option.name not in self.declarations
+            ):
+                yield from self._members(self._recased(option), through)
                 continue
             if isinstance(option, TemplateType):
                 texts = self._template_texts(option)
