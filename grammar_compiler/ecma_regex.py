@@ -544,6 +544,13 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
     # xgrammar compiles the 63-character limit of hostnames slowly (~50 ms)
     domain_label = "[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
     domain = rf"{domain_label}(?:\.{domain_label})*"
+    # RFC 6570 (level 4): literals (any character but controls, space and
+    # "'%<>\^`{|}), %-escapes, and expressions such as {+path}, {?q,lang},
+    # {list*}, {var:3}
+    varchar = rf"(?:[A-Za-z0-9_]|{pct})"
+    varspec = rf"{varchar}(?:\.?{varchar})*(?::[1-9]\d{{0,3}}|\*)?"
+    expression = rf"\{{[+#./;?&=,!@|]?{varspec}(?:,{varspec})*\}}"
+    uri_template = rf"(?:[^\x00-\x20\x7f\"'%<>\\^`{{|}}]|{pct}|{expression})*"
     return {
         "date": (date, 10),
         "time": (time, None),
@@ -556,6 +563,7 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
         "uuid": ("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 36),
         "uri": (uri, None),
         "uri-reference": (f"(?:{uri}|{relative})", None),
+        "uri-template": (uri_template, None),
         "json-pointer": (pointer, None),
         "relative-json-pointer": (rf"(?:0|[1-9]\d*)(?:#|{pointer})", None),
     }

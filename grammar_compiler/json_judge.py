@@ -28,7 +28,7 @@ MAX_REASON_LENGTH = 300
 
 
 # ---------------------------------------------------------------------------
-# Format checks (RFC 3339, RFC 1123, RFC 3986, RFC 6901)
+# Format checks (RFC 3339, RFC 1123, RFC 3986, RFC 6570, RFC 6901)
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 _TIME = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))", re.ASCII)
@@ -40,6 +40,14 @@ _DURATION = re.compile(
 _HOSTNAME_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?", re.ASCII)
 _JSON_POINTER = re.compile(r"(?:/(?:[^/~]|~[01])*)*")
 _RELATIVE_JSON_POINTER = re.compile(r"(?:0|[1-9][0-9]*)(?:#|(?:/(?:[^/~]|~[01])*)*)")
+_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
+_VARSPEC = rf"{_VARCHAR}(?:\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\*)?"
+# RFC 6570: literals are any character but controls, space and "'%<>\^`{|} (a
+# %-escape aside); expressions are {operator? varspec,...}.
+_URI_TEMPLATE = re.compile(
+    r"(?:[^\x00-\x20\x7f\"'%<>\\^`{|}]|%[0-9A-Fa-f]{2}"
+    rf"|\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\}})*"
+)
 
 
 def _rfc3986() -> tuple[re.Pattern[str], re.Pattern[str]]:
@@ -131,6 +139,7 @@ _OWN_CHECKS: dict[str, Callable[[str], bool]] = {
     "hostname": _is_hostname,
     "uri": _is_uri,
     "uri-reference": _is_uri_reference,
+    "uri-template": lambda text: _URI_TEMPLATE.fullmatch(text) is not None,
     "json-pointer": lambda text: _JSON_POINTER.fullmatch(text) is not None,
     "relative-json-pointer": lambda text: _RELATIVE_JSON_POINTER.fullmatch(text) is not None,
 }

@@ -471,6 +471,11 @@ _FORMATS = {
         r"https?://[a-z]{1,8}\.[a-z]{2,4}(?:/[a-z0-9_-]{1,6}){0,3}(?:\?q=[a-z0-9]{1,4})?",
         fullmatch=True,
     ),
+    "uri-template": st.from_regex(
+        r"(?:[a-zé/.:-]|%2[0-9A-F]|\{[+#./;?&=,!@|]?[a-z_]{1,5}(?:\.[a-z]{1,3})?(?::[1-9]|\*)?"
+        r"(?:,[a-z]{1,4})?\})*",
+        fullmatch=True,
+    ),
     "uri-reference": st.from_regex(
         r"(?:https://[a-z]{1,8}\.com)?(?:/[a-z0-9]{1,6}){0,3}", fullmatch=True
     ),

@@ -302,6 +302,12 @@ KEYWORDS = [
         id="format-uri-reference",
     ),
     pytest.param(
+        {"type": "string", "format": "uri-template"},
+        ['"http://x.y/dict/{term:1}/{term}"', '"{+path}/here{?q,lang}"', '"{list*}"', '""'],
+        ['"http://x.y/{term"', '"{}"', '"a b"', '"{x:0}"', '"%zz"'],
+        id="format-uri-template",
+    ),
+    pytest.param(
         {"type": "string", "format": "duration"},
         ['"P3D"', '"PT1H30M"', '"P1Y2M"'],
         ['"P"', '"1D"', '"PT"'],

@@ -375,7 +375,7 @@ ANNOTATIONS = [
     pytest.param({"type": "string", "format": "binary"}, "format", "", id="format-binary"),
     pytest.param({"type": "string", "format": "password"}, "format", "", id="format-password"),
     pytest.param(
-        {"$schema": D04, "type": "string", "format": "uri-template"},
+        {"$schema": D04, "type": "string", "format": "iri-reference"},
         "format",
         "",
         id="format-of-a-later-draft",

@@ -83,7 +83,7 @@ format                      enforced  date, time, date-time, duration, email,
 format (numbers)            enforced  int8/16/32/64, uint8/16/32/64, uint (as
                                       uint64), double-int: their range as bounds
                                       (an annotation to the judge: a subset)
-format (others)             not       idn-*, iri*, uri-template, regex: where the
+format (others)             not       idn-*, iri*, regex: where the
                                       draft defines them or the judge checks them
 format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
                                       annotations (``normalize._format`` is
