@@ -75,13 +75,9 @@ class JsonGrammar:
 
     def accepts(self, text: str) -> bool:
         """Whether the grammar (with the decoder's guard) matches all of ``text`` and may end."""
-        if self._outline_schema is not None:
-            outline = JsonOutline(self._outline_schema)
-            for character in text:
-                piece = character.encode("utf-8")
-                if piece in outline.texts_to_avoid():
-                    return False
-                outline.push(piece)
+        outline = None if self._outline_schema is None else JsonOutline(self._outline_schema)
+        if outline is not None and not outline.writes_by_character(text):
+            return False
         self._matcher.reset()
         return self._matcher.accept_string(text) and self._matcher.is_terminated()
 

@@ -45,6 +45,8 @@ from typing import Any
 
 import torch
 
+from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS
+
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
 _WHITESPACE = frozenset(b" \t\n\r")
@@ -71,8 +73,6 @@ _SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", 
 _NOT_ANY_VALUE = ("const", "enum", "$ref", "anyOf", "oneOf", "allOf", "properties")
 _BRANCHES = ("anyOf", "oneOf", "allOf")
 _FINITE_TYPES = {"boolean": (True, False), "null": (None,)}
-MAX_LISTED_INTEGERS = 256
-"""Integers of a range this small are listed values (the compiler's bound too)."""
 _BRANCHING = frozenset({*_BRANCHES, "$ref", "description", "title"})
 """Keywords of a schema that lists no values itself but through its branches."""
 
@@ -275,20 +275,26 @@ class JsonOutline:
                     yield name[len(written) :] + b'"'
         elif top.expects_name and not self._in_string:
             for name in top.names:
-                yield b'"' + name + b'"'
-                yield b' "' + name + b'"'
+                yield from _spaced(b'"' + name + b'"', True)
+
+    def writes_by_character(self, text: str) -> bool:
+        """Feeds ``text`` a character at a time, as a model writing one character
+        a token would; False at the first character the guard would keep out."""
+        for character in text:
+            piece = character.encode("utf-8")
+            if piece in self.texts_to_avoid():
+                return False
+            self.push(piece)
+        return True
 
 
 def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
     """A string item ends at its closing quote; any other at the ``,`` or ``]`` after it."""
     if top.expects_item:
         for item in top.items:
-            for start in (b"", b" "):
-                if item[:1] == b'"':
-                    yield start + item
-                else:
-                    yield start + item + b","
-                    yield start + item + b"]"
+            endings = (b"",) if item[:1] == b'"' else (b",", b"]")
+            for ending in endings:
+                yield from _spaced(item + ending, True)
         return
     written = top.item
     if written is None or (written[:1] == b'"') != in_string:

@@ -336,7 +336,8 @@ class StructuredOutputs:
         limits = [self._row_limits.get(i) or NO_LIMITS for i in indices]
         self._utf8.restrict_rows(bitmask, indices, [row.lead for row in limits])
         for index, row in zip(indices, limits, strict=True):
-            RepeatGuard.restrict(bitmask, index, row.banned)
+            if row.banned:  # a few rows, a few steps: names and unique items being written
+                RepeatGuard.restrict(bitmask, index, row.banned)
 
     @property
     def has_slow_rows(self) -> bool:

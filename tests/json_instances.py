@@ -78,12 +78,8 @@ class Decoder:
         """A complete match, written a character at a time (with the guard, a
         character it keeps out rejects the text)."""
         outline = self._outline()
-        if outline is not None:
-            for character in text:
-                piece = character.encode("utf-8")
-                if piece in outline.texts_to_avoid():
-                    return False
-                outline.push(piece)
+        if outline is not None and not outline.writes_by_character(text):
+            return False
         self._matcher.reset()
         return self._matcher.accept_string(text) and self._matcher.is_terminated()
 
