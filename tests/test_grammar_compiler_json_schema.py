@@ -180,6 +180,23 @@ KEYWORDS = [
         id="patternProperties-several",
     ),
     pytest.param(
+        {
+            **OBJ,
+            "properties": {"MD001": {"type": "boolean"}},
+            "patternProperties": {"^MD[0-9]+$": {"type": ["boolean", "object"]}},
+            "additionalProperties": {"type": ["boolean", "integer"]},
+        },
+        ['{"MD001": true, "x": false}', '{"MD002": true}'],
+        ['{"MD002": 1}', '{"x": {}}', '{"MD001": 1}'],
+        id="patternProperties-open-beside-a-covered-name",
+    ),
+    pytest.param(
+        {**OBJ, "patternProperties": {"^x": {"type": "integer"}, "y": {"type": "string"}}},
+        ["{}"],
+        ['{"x": "a"}', '{"y": 1}', '{"xy": 1}'],
+        id="patternProperties-open-conflicting",
+    ),
+    pytest.param(
         {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
         ["[1]", "[1, 2, 3]"],
         ["[]", "[1, 2, 3, 4]", '["a"]'],
@@ -557,12 +574,6 @@ UNENFORCEABLE = [
         "/properties/tags",
         id="uniqueItems-nested",
     ),
-    pytest.param(
-        {**OBJ, "patternProperties": {"^x": {"type": "integer"}, "y": {"type": "string"}}},
-        "patternProperties",
-        "the root",
-        id="patternProperties-open-conflicting",  # "xy" needs both: no value
-    ),
     pytest.param({**OBJ, "minProperties": 1}, "minProperties", "the root", id="minProperties-open"),
     pytest.param({"not": {"pattern": "^a"}}, "not", "the root", id="not"),
     pytest.param(
@@ -901,6 +912,27 @@ def test_extra_keys_under_property_names_never_repeat_a_declared_name() -> None:
     assert decoder.accepts('{"MD001": true}') and not decoder.accepts(
         '{"MD001": true, "MD001": {}}'
     )
+
+
+def test_open_pattern_properties_write_values_that_fit_either_reading() -> None:
+    """Whether an extra name misses every pattern is a complement xgrammar
+    cannot write, so its value must fit additionalProperties and each
+    pattern's schema: a subset, and no extra name where none fits all."""
+    schema = {
+        **OBJ,
+        "properties": {"MD001": {"type": "boolean"}},
+        "patternProperties": {"^MD[0-9]+$": {"type": ["boolean", "object"]}},
+        "additionalProperties": {"type": ["boolean", "integer"]},
+    }
+    constraint, decoder = _compiled(json.dumps(schema))
+    for valid_but_left_out in ('{"x": 1}', '{"MD002": {}}'):
+        assert constraint.judge(valid_but_left_out) is None
+        assert not decoder.accepts(valid_but_left_out)
+    _assert_sound(json.dumps(schema))
+    conflicting = {**OBJ, "patternProperties": {"^x": {"type": "integer"}, "y": {"type": "string"}}}
+    constraint, decoder = _compiled(json.dumps(conflicting))
+    assert constraint.judge('{"x": 1}') is None and not decoder.accepts('{"x": 1}')
+    assert decoder.accepts("{}")
 
 
 def test_each_order_of_one_property_set_keeps_its_own_order() -> None:

@@ -39,9 +39,10 @@ additionalProperties        enforced  native (bool or schema); when absent,
                                       xgrammar generates no undeclared property
                                       unless there are no properties at all
 patternProperties           partly    declared names matching a pattern get its
-                                      schema merged in; refused if undeclared
-                                      names can be generated (xgrammar generates
-                                      only ``{}`` for it)
+                                      schema merged in; undeclared names match
+                                      a pattern or, beside additionalProperties,
+                                      are free with values fitting every schema
+                                      that could apply (none where none fits)
 propertyNames               enforced  string keywords, as for strings below
 minProperties               partly    only if no undeclared names can be generated
                                       (xgrammar lets them repeat) or it is implied;

@@ -453,6 +453,10 @@ class Renderer:
         if additional is not None:
             keywords["additionalProperties"] = additional
         open_ended = additional is not False and (additional is not None or not properties)
+        if node.pattern_properties and open_ended and not forbidden:
+            additional = self._names_either_way(node)
+            keywords["additionalProperties"] = additional
+            open_ended = additional is not False
         if open_ended and forbidden:
             keywords["additionalProperties"] = False
             open_ended = False
@@ -465,10 +469,6 @@ class Renderer:
                 open_ended = False
             else:
                 keywords["propertyNames"] = names
-        if node.pattern_properties and open_ended:
-            self.compiler.unenforceable(
-                "patternProperties", node.where, "undeclared property names can be generated"
-            )
         most = None if open_ended else len(properties)
         counted = self._property_counts(node, keywords, len(required), most)
         if counted and open_ended and "additionalProperties" not in counted:
@@ -512,6 +512,35 @@ class Renderer:
         if rendered_names is None or rendered_values is None:
             return None
         return rendered_names, True if rendered_values == {} else rendered_values
+
+    def _names_either_way(self, node: Node) -> Any:
+        """``additionalProperties`` for undeclared names that may or may not
+        match a ``patternProperties`` pattern: values valid against
+        ``additionalProperties`` and every pattern's schema at once, so any
+        name xgrammar writes is right whichever applies; False (no undeclared
+        name) where no such value exists or it cannot be expressed.
+
+        Why: which names miss every pattern is a complement xgrammar's
+        ``propertyNames`` cannot say, so the name is left free and the value
+        made to fit both readings.
+        """
+        where = f"{node.where}/patternProperties"
+        values = node.additional if node.additional is not None else Node(where=where)
+        try:
+            for _, schema in node.pattern_properties:
+                values = self.compiler.both(values, schema, where)
+        except (ConstraintError, Unmergeable):
+            values = None
+        rendered = None if values is None else self.render(values)
+        if rendered is None:
+            self.compiler.subset(
+                "patternProperties", node.where, "no undeclared name: no value fits every pattern"
+            )
+            return False
+        self.compiler.subset(
+            "patternProperties", node.where, "undeclared values fit every pattern's schema"
+        )
+        return True if rendered == {} else rendered
 
     def _additional(self, node: Node) -> Any:
         if node.additional is None:
