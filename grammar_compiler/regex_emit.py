@@ -140,6 +140,36 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
     return low * node.low, None if high is None else high * node.high
 
 
+def always_extendable(node: Node) -> bool:
+    """Whether every text that begins a match of ``node`` (the empty one
+    included) can be finished in infinitely many ways.
+
+    Why: a unique array's strings are kept apart by the decoder banning the
+    close of a taken one (``engine/json_repeats.py``); that never leaves the
+    decoder without a way on only if no text written so far is bound to
+    end as a taken value. Checked per position: whatever follows a
+    character, up to the end, must hold an unbounded repeat (one the
+    character sits in, or a later part).
+    """
+    return length_bounds(node)[1] is None and _extendable(node, then_unbounded=False)
+
+
+def _extendable(node: Node, *, then_unbounded: bool) -> bool:
+    if isinstance(node, Chars):
+        return then_unbounded
+    if isinstance(node, Alt):
+        return all(_extendable(option, then_unbounded=then_unbounded) for option in node.options)
+    if isinstance(node, Repeat):
+        again = node.high is None and length_bounds(node.item)[1] != 0
+        return node.high == 0 or _extendable(node.item, then_unbounded=then_unbounded or again)
+    unbounded_after = then_unbounded
+    for item in reversed(node.items):
+        if not _extendable(item, then_unbounded=unbounded_after):
+            return False
+        unbounded_after = unbounded_after or length_bounds(item)[1] is None
+    return True
+
+
 def longest_part(node: Node) -> int:
     """The largest shortest length of any part of ``node`` (``shortest``): in ``a|(x{999}){99}``
     the whole can be one character, but the second alternative forces 98,901."""

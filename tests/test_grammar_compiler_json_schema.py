@@ -1261,6 +1261,17 @@ UNIQUE = {"type": "array", "uniqueItems": True}
             ["[12, 12]", "[1, 2, 1]"],
         ),
         ({"type": ["boolean", "null"]}, ["[true, false, null]"], ["[true, true]", "[null, null]"]),
+        (
+            {"type": "string", "pattern": "^[a-z0-9-]+$", "minLength": 2},
+            ['["ab", "abc", "a-b"]'],
+            ['["ab", "ab"]', '["a-b", "x1", "a-b"]'],
+        ),
+        (
+            {"type": "string", "format": "uri"},
+            ['["https://a.io", "https://a.io/x"]'],
+            ['["urn:x", "urn:x"]'],
+        ),
+        ({"type": "string", "minLength": 1}, ['["a", "ab"]'], ['["a", "a"]']),
     ],
 )
 def test_unique_items_of_plain_scalars_in_a_schema_given_whole(
@@ -1288,6 +1299,21 @@ def test_unique_items_of_plain_scalars_in_a_schema_given_whole(
         ({**UNIQUE, "items": {"type": "integer"}}, True, "only items it can always keep apart"),
         (
             {**UNIQUE, "items": {"type": "string", "maxLength": 2}},
+            True,
+            "only items it can always keep apart",
+        ),
+        (
+            {**UNIQUE, "items": {"type": "string", "pattern": "^[A-Z]{2}$"}},
+            True,
+            "only items it can always keep apart",
+        ),
+        (
+            {**UNIQUE, "items": {"type": "string", "pattern": "^[a-z]+\\.com$"}},
+            True,
+            "only items it can always keep apart",
+        ),
+        (
+            {**UNIQUE, "items": {"type": "string", "format": "date"}},
             True,
             "only items it can always keep apart",
         ),

@@ -16,6 +16,7 @@ import pytest
 import xgrammar as xgr
 from json_instances import Decoder, layout
 
+from grammar_compiler import ecma_regex
 from grammar_compiler.code_points import complement, intersect, minus, python_class_escapes
 from grammar_compiler.regex_emit import (
     NEGATED_COUNT_LIMIT,
@@ -29,6 +30,7 @@ from grammar_compiler.regex_emit import (
     Repeat,
     Seq,
     Syntax,
+    always_extendable,
     emit,
     length_bounds,
     longest_part,
@@ -337,3 +339,21 @@ def test_set_arithmetic() -> None:
     assert minus(letters, vowels) == ((ord("b"), ord("d")), (ord("f"), ord("z")))
     assert complement(complement(vowels)) == vowels
     assert minus(((0, sys.maxunicode),), ((0, sys.maxunicode),)) == ()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "extendable"),
+    [
+        ("^[a-z0-9-]+$", True),
+        ("^[a-z]{2}", True),  # unanchored: anything may follow
+        ("^v[0-9]+\\.[0-9]+$", True),
+        ("^[a-z]+(-[a-z]+)*$", True),
+        ("^[a-z]{2}$", False),
+        ("^(foo|bar)$", False),
+        ("^(a+|b)$", False),  # "b" must end there
+        ("^[a-z]+@[a-z]+\\.com$", False),  # "x@y.co" must end "m"
+        ("^$", False),
+    ],
+)
+def test_always_extendable_means_no_start_is_bound_to_end(pattern: str, extendable: bool) -> None:
+    assert always_extendable(ecma_regex.parse_pattern(pattern)) is extendable

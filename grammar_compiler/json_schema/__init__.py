@@ -58,7 +58,9 @@ items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
 uniqueItems                 partly    kept by the decoder for arrays of listed
-                                      values and free strings, in a schema
+                                      values and strings that can always go on
+                                      (no maxLength; ``regex_emit.
+                                      always_extendable``), in a schema
                                       given whole (``decoder_guard=True``);
                                       ignored by xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   partly    a subset: the first positions that can
@@ -245,7 +247,7 @@ def compile_json_schema(
         decoder_guard: the constraint goes to the decoder as a JSON schema
             of its own, whose guard keeps an object's names apart (so
             ``minProperties`` counts distinct names) and a unique array's
-            items (``uniqueItems`` of listed values or free strings:
+            items (``uniqueItems`` of listed values or endless strings:
             ``engine/json_repeats.py``); a schema embedded in a grammar
             (tools, Lark's ``%json``) has no such guard.
 

@@ -63,6 +63,7 @@ from grammar_compiler.json_schema.numbers import (
 )
 from grammar_compiler.json_schema.pointers import escape_token, location
 from grammar_compiler.json_schema.refs import RefIndex, RemoteRef
+from grammar_compiler.regex_emit import always_extendable
 
 MAX_BRANCHES = 1000
 """Branches of one anyOf/oneOf (nested unions flattened). A plain union's cost grows with
@@ -896,7 +897,8 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
 _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
     "apart: listed values (enum, const, booleans, null, integers in a range of at most "
-    "256), or strings of any length and characters",
+    "256), or strings without maxLength whose pattern or format can always go on "
+    "(not one bound to end, such as ^[A-Z]{2}$ or a date)",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -908,9 +910,11 @@ def _distinct_values(node: Node | None) -> float | None:
     """How many distinct items an array of ``node`` can hold, where the decoder
     keeps its items apart exactly (``engine.json_repeats``); None where it does
     not. Listed values (the decoder stops a taken one as soon as writing it is
-    certain) and strings of any length (a taken one can always be made longer)
-    never corner the decoder; a bounded string or number could be forced to
-    end as a taken value."""
+    certain) and strings without a maximum length whose pattern or format
+    lets every start go on in endless ways (a taken one can always be made
+    longer: ``^[a-z0-9-]+$``, ``uri``) never corner the decoder; a bounded
+    string (``^[A-Z]{2}$``, ``date``) or a number could be forced to end as
+    a taken value."""
     if node is None or node.ref is not None or node.prefix:
         return None
     if node.enum is not None:
@@ -925,10 +929,13 @@ def _distinct_values(node: Node | None) -> float | None:
         return None
     if node.kinds <= {"boolean", "null"}:
         return ("boolean" in node.kinds) * 2 + ("null" in node.kinds)
-    if node.kinds == {"string"} and node == Node(
-        where=node.where, kinds=node.kinds, origins=node.origins
-    ):
-        return math.inf
+    if node.kinds == {"string"}:
+        rest = replace(node, min_length=0, regexes=())
+        unbounded = node.max_length is None and rest == Node(
+            where=node.where, kinds=node.kinds, origins=node.origins
+        )
+        extendable = all(always_extendable(regex.node) for regex in node.regexes)
+        return math.inf if unbounded and extendable else None
     if node.kinds == {"integer"}:
         span = _integer_span(node)
         return span if span is not None and span <= MAX_LISTED_INTEGERS else None
