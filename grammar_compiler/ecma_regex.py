@@ -551,22 +551,50 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
     varspec = rf"{varchar}(?:\.?{varchar})*(?::[1-9]\d{{0,3}}|\*)?"
     expression = rf"\{{[+#./;?&=,!@|]?{varspec}(?:,{varspec})*\}}"
     uri_template = rf"(?:[^\x00-\x20\x7f\"'%<>\\^`{{|}}]|{pct}|{expression})*"
+    email = rf"{email_atom}(?:\.{email_atom})*@{domain}"
+    # IDNA 2008 refuses "--" at a label's third and fourth characters (and
+    # "xn--" labels that do not decode): labels without two hyphens in a row.
+    idn_label = "[A-Za-z0-9](?:-?[A-Za-z0-9]){0,31}"
     return {
         "date": (date, 10),
         "time": (time, None),
         "date-time": (f"{date}T{time}", None),
         "duration": (duration, None),
-        "email": (rf"{email_atom}(?:\.{email_atom})*@{domain}", None),
+        "email": (email, None),
+        "idn-email": (email, None),  # every email is one
         "hostname": (hostname, 253),
+        "idn-hostname": (rf"{idn_label}(?:\.{idn_label})*", 253),
         "ipv4": (rf"{octet}(?:\.{octet}){{3}}", 15),
         "ipv6": (ipv6, 39),
         "uuid": ("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 36),
         "uri": (uri, None),
         "uri-reference": (f"(?:{uri}|{relative})", None),
+        "iri": (uri, None),  # every URI is an IRI (RFC 3987)
+        "iri-reference": (f"(?:{uri}|{relative})", None),
         "uri-template": (uri_template, None),
+        "regex": (_regex_format(), None),
         "json-pointer": (pointer, None),
         "relative-json-pointer": (rf"(?:0|[1-9]\d*)(?:#|{pointer})", None),
     }
+
+
+def _regex_format() -> str:
+    """Regexes that ECMA-262 and Python both read, without what a patterned
+    string cannot hold (backslashes) or what the two read differently
+    (braces but in counts, "[" inside a class, "&&", ranges that could be
+    reversed): literals, ``.``, classes of literals and the ranges a-z, A-Z,
+    0-9, the quantifiers ``* + ? {n} {n,}``, alternation, groups two deep,
+    ``^`` first and ``$`` last."""
+    literal = r"[^\\^$.|?*+()\[\]{}]"
+    member = r"(?:[A-Za-z0-9_ .,:;@#%=!<>/']|a-z|A-Z|0-9)"
+    atom = rf"(?:{literal}|\.|\[\^?{member}+\])"
+    quantifier = r"(?:[*+?]|\{[0-9]{1,2},?\})?"
+    alternation = ""
+    for _ in range(3):  # groups two deep
+        group = rf"|\((?:{alternation})\)" if alternation else ""
+        piece = rf"(?:(?:{atom}{group}){quantifier})"
+        alternation = rf"{piece}*(?:\|{piece}*)*"
+    return rf"\^?(?:{alternation})\$?"
 
 
 FORMATS = frozenset(_format_patterns())

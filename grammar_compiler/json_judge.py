@@ -28,7 +28,7 @@ MAX_REASON_LENGTH = 300
 
 
 # ---------------------------------------------------------------------------
-# Format checks (RFC 3339, RFC 1123, RFC 3986, RFC 6570, RFC 6901)
+# Format checks (RFC 3339, RFC 1123, RFC 3986, RFC 3987, RFC 6570, RFC 6901)
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 _TIME = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))", re.ASCII)
@@ -70,6 +70,21 @@ def _rfc3986() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 _URI, _URI_REFERENCE = _rfc3986()
+_UCSCHAR = re.compile(
+    "["
+    + "".join(
+        f"{chr(low)}-{chr(high)}"
+        for low, high in (
+            (0xA0, 0xD7FF),
+            (0xF900, 0xFDCF),
+            (0xFDF0, 0xFFEF),
+            *((plane << 16, (plane << 16) | 0xFFFD) for plane in range(1, 0xE)),
+            (0xE1000, 0xEFFFD),
+        )
+    )
+    + "]"
+)
+"""RFC 3987's ucschar: what an IRI may hold beyond a URI's characters."""
 
 
 def _is_date(text: str) -> bool:
@@ -119,6 +134,14 @@ def _is_uri_reference(text: str) -> bool:
     return _URI_REFERENCE.fullmatch(text) is not None and _ip_literals_ok(text)
 
 
+def _as_uri(iri: str) -> str:
+    """RFC 3987 section 3.1: an IRI's ucschars %-encoded make it a URI.
+
+    Private-use characters (allowed only in an IRI's query) are left as
+    they are, so the URI check refuses them: stricter than the RFC there."""
+    return _UCSCHAR.sub(lambda found: "%" + found.group().encode("utf-8").hex("%"), iri)
+
+
 def _ip_literals_ok(text: str) -> bool:
     """An IPv6 literal in a URI's authority must be an IPv6 address."""
     found = re.match(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//(?:[^@/?#]*@)?\[([0-9A-Fa-f:.]+)\]", text)
@@ -139,6 +162,8 @@ _OWN_CHECKS: dict[str, Callable[[str], bool]] = {
     "hostname": _is_hostname,
     "uri": _is_uri,
     "uri-reference": _is_uri_reference,
+    "iri": lambda text: _is_uri(_as_uri(text)),
+    "iri-reference": lambda text: _is_uri_reference(_as_uri(text)),
     "uri-template": lambda text: _URI_TEMPLATE.fullmatch(text) is not None,
     "json-pointer": lambda text: _JSON_POINTER.fullmatch(text) is not None,
     "relative-json-pointer": lambda text: _RELATIVE_JSON_POINTER.fullmatch(text) is not None,

@@ -460,6 +460,9 @@ _FORMATS = {
     "hostname": st.from_regex(
         r"[a-z0-9](?:[a-z0-9-]{0,8}[a-z0-9])?(?:\.[a-z]{2,6}){0,2}", fullmatch=True
     ),
+    "idn-hostname": st.from_regex(
+        r"[a-z0-9](?:-?[a-z0-9]){0,5}(?:\.[a-z]{2,6}){0,2}", fullmatch=True
+    ),
     "ipv4": st.ip_addresses(v=4).map(str),
     "ipv6": st.ip_addresses(v=6).map(str),
     "uuid": st.uuids().map(str),
@@ -478,11 +481,18 @@ _FORMATS = {
     "duration": st.from_regex(
         r"P[1-9]\d{0,2}D|PT[1-9]\d?H(?:[1-5]\dM)?|P\d{1,2}Y\d{1,2}M", fullmatch=True
     ),
+    "regex": st.from_regex(
+        r"\^?(?:[a-z]|\[[a-z0-9_]+\]|\.)(?:[a-z.]|\([a-z]*\))*[*+?]?\$?", fullmatch=True
+    ),
     "json-pointer": st.from_regex(r"(?:/(?:[a-z]|~[01]){0,4}){0,3}", fullmatch=True),
     "relative-json-pointer": st.from_regex(
         r"(?:0|[1-9]\d?)(?:#|(?:/[a-z]{0,3}){0,2})", fullmatch=True
     ),
 }
+
+
+_FORMATS |= {"idn-email": _FORMATS["email"], "iri": _FORMATS["uri"]}
+_FORMATS["iri-reference"] = _FORMATS["uri-reference"]
 
 
 def _strings(schema: dict) -> st.SearchStrategy[str]:

@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 from json_instances import Decoder, instance_texts, layout, samples, writes
 
 from grammar_compiler import ConstraintError, compile_json_schema, ecma_regex
+from grammar_compiler.json_judge import JUDGED_FORMATS
 from grammar_compiler.json_schema import (
     MAX_DEPTH,
     MAX_ENUM_VALUES,
     MAX_PROPERTIES,
     MAX_SCHEMA_BYTES,
 )
+from grammar_compiler.json_schema.drafts import DRAFTS
 
 CORPUS = Path(__file__).parent / "corpus" / "json_schema"
 SETTINGS = settings(
@@ -325,6 +327,36 @@ KEYWORDS = [
         id="format-uri-template",
     ),
     pytest.param(
+        {"type": "string", "format": "idn-hostname"},
+        ['"example.com"', '"a-b.c"'],
+        ['"-a.com"', '"ab--cd.com"', '"a..b"'],  # IDNA 2008: no "--" at 3-4
+        id="format-idn-hostname",
+    ),
+    pytest.param(
+        {"type": "string", "format": "idn-email"},
+        ['"joe.bloggs@example.com"'],
+        ['"2962"'],
+        id="format-idn-email",
+    ),
+    pytest.param(
+        {"type": "string", "format": "iri"},
+        ['"https://example.com/a?b=c#d"'],
+        ['"/relative/path"', '"http://a b"', '"http://x/%zz"'],
+        id="format-iri",
+    ),
+    pytest.param(
+        {"type": "string", "format": "iri-reference"},
+        ['"/relative/path"', '"https://x.y"'],
+        ['"a b"', '"#%zz"'],
+        id="format-iri-reference",
+    ),
+    pytest.param(
+        {"type": "string", "format": "regex"},
+        ['"^[a-z]+(-[0-9]{2,})?$"', '"a|b|(c(d)*)?"', '""'],
+        ['"a(b"', '"[z-a]"', '"*a"', '"a{2,1}"'],
+        id="format-regex",
+    ),
+    pytest.param(
         {"type": "string", "format": "duration"},
         ['"P3D"', '"PT1H30M"', '"P1Y2M"'],
         ['"P"', '"1D"', '"PT"'],
@@ -596,9 +628,6 @@ UNENFORCEABLE = [
         "multipleOf",
         "the root",
         id="multipleOf-one-bound",
-    ),
-    pytest.param(
-        {"type": "string", "format": "regex"}, "format", "the root", id="format-judged-unsupported"
     ),
     pytest.param(
         {"type": "string", "pattern": "^a", "format": "hostname"},
@@ -912,6 +941,12 @@ def test_extra_keys_under_property_names_never_repeat_a_declared_name() -> None:
     assert decoder.accepts('{"MD001": true}') and not decoder.accepts(
         '{"MD001": true, "MD001": {}}'
     )
+
+
+def test_every_format_a_draft_defines_or_the_judge_checks_is_enforced() -> None:
+    """Users mean those as assertions, so each has a regex; other names are annotations."""
+    defined = set(JUDGED_FORMATS).union(*(draft.formats for draft in DRAFTS))
+    assert defined <= ecma_regex.FORMATS, defined - ecma_regex.FORMATS
 
 
 def test_open_pattern_properties_write_values_that_fit_either_reading() -> None:

@@ -86,8 +86,10 @@ format                      enforced  date, time, date-time, duration, email,
 format (numbers)            enforced  int8/16/32/64, uint8/16/32/64, uint (as
                                       uint64), double-int: their range as bounds
                                       (an annotation to the judge: a subset)
-format (others)             not       idn-*, iri*, regex: where the
-                                      draft defines them or the judge checks them
+format (subsets)            enforced  idn-email as email, iri* as URIs,
+                                      idn-hostname as ASCII hostnames without
+                                      "--", regex as the regexes both dialects
+                                      read alike (``ecma_regex._regex_format``)
 format (unknown)            ignored   phone, URI, OpenAPI's float, byte, ...:
                                       annotations (``normalize._format`` is
                                       where other enforced formats go)

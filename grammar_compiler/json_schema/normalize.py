@@ -481,25 +481,18 @@ class Compiler:
     def _format(self, name: str, where: str, node: Node) -> Node:
         """``format``: one of the string formats below is a regex; unknown names are annotations.
 
-        A name the judge checks or the draft defines (``iri``, ``uri-template``,
-        ``regex``, ...: users mean them as assertions) but no regex here
-        expresses cannot be enforced; any other name (``phone``, ``URI``,
-        OpenAPI's ``float``, ``byte``, ...) is an annotation: JSON Schema and
-        the judge ignore formats they do not know. Formats enforced another way
-        (numeric ranges) belong here, before the annotation case.
+        Every name a draft defines or the judge checks has a regex (a subset
+        where the format's whole language cannot be written: ``iri`` as
+        URIs, ``regex`` as the regexes both dialects read alike); any other
+        name (``phone``, ``URI``, OpenAPI's ``float``, ``byte``, ...) is an
+        annotation: JSON Schema and the judge ignore formats they do not
+        know. Formats enforced another way (numeric ranges) belong here,
+        before the annotation case.
         """
         if name in ecma_regex.FORMATS:
             regex = Regex(ecma_regex.format_node(name), "format", where)
             return replace(node, regexes=(*node.regexes, regex))
         if name in FORMAT_RANGES:  # ranges, read by _own_number
-            return node
-        if name in JUDGED_FORMATS or name in self.draft.formats:
-            self.unenforceable(
-                "format",
-                where,
-                f"format {name!r} is not supported (supported: "
-                f"{', '.join(sorted(ecma_regex.FORMATS))})",
-            )
             return node
         note = f"format {name!r} is not one this service checks, so it is an annotation"
         if isinstance(name, str) and name.lower() in JUDGED_FORMATS:
