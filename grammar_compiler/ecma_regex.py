@@ -26,8 +26,9 @@ they are parsed here and regenerated:
 
 Syntax whose meaning differs between ECMA-262 and Python (named groups
 ``(?<n>...)``, ``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
-lookaround, backreferences, ``\b``, Unicode property escapes, anchors away
-from the ends) is refused with its position.
+lookaround, backreferences, ``\b``, anchors away from the ends) is refused
+with its position. Unicode property escapes (``\p{L}``) are the sets the
+judge's ``regex`` package matches (``unicode_properties``).
 
 The tree is that of ``regex_emit``, which writes it for xgrammar's
 ``pattern`` reader and is shared with the Python-regex translator.
@@ -48,6 +49,8 @@ import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+import regex
 
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -70,6 +73,7 @@ from grammar_compiler.regex_emit import (
     length_bounds,
     longest_part,
 )
+from grammar_compiler.unicode_properties import property_sets
 
 __all__ = [
     "FORMATS",
@@ -166,8 +170,6 @@ _LETTER_ESCAPES = {
     "b": "word boundary \\b",
     "B": "non-word boundary \\B",
     "k": "named backreference \\k<name>",
-    "p": "Unicode property escape \\p{...}",
-    "P": "Unicode property escape \\P{...}",
     "c": "control escape \\cX",
 }
 
@@ -354,8 +356,25 @@ class _Parser:
         if char and char.lower() in "dws":
             self.pos += 1
             return Chars(self._generatable(_class_escape(char)[0], start))
+        if char in ("p", "P"):
+            return Chars(self._generatable(self._property_escape(start)[0], start))
         code = self._character_escape(start, in_class=False)
         return Chars(self._literal(code, start))
+
+    def _property_escape(self, start: int) -> tuple[Ranges, Ranges]:
+        """``\\p{Name}`` or ``\\P{Name}`` (``self.pos`` at the letter), as ``_class_escape``."""
+        negated = self.peek() == "P"
+        self.pos += 1
+        end = self.text.find("}", self.pos)
+        if self.peek() != "{" or end < 0:
+            raise self.error("a Unicode property escape is written \\p{Name}", start)
+        name = self.text[self.pos + 1 : end]
+        self.pos = end + 1
+        try:
+            narrow, wide = property_sets(name)
+        except ValueError as error:
+            raise self.error(str(error), start) from None
+        return (complement(wide), complement(narrow)) if negated else (narrow, wide)
 
     def _generatable(self, ranges: Ranges, start: int) -> Ranges:
         usable = intersect(ranges, _BMP)
@@ -449,6 +468,8 @@ class _Parser:
                 self.pos += 1
                 narrow, wide = _class_escape(letter)
                 return _ClassItem(narrow, wide, None)
+            if letter in ("p", "P"):
+                return _ClassItem(*self._property_escape(start), None)
             code = self._character_escape(start, in_class=True)
         else:
             if char == "[" and self.peek(1) in (":", "=", "."):
@@ -479,13 +500,19 @@ def parse_pattern(pattern: str) -> Node:
 
 
 def _check_python_reads_it(pattern: str) -> None:
-    """The judge (jsonschema) runs the pattern with Python's ``re``; it must compile there."""
+    """The judge runs the pattern with the ``regex`` package (``bounded_regex``),
+    and Python programs with ``re``: both must compile it (``re`` but for
+    the property escapes it does not know)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # FutureWarning for '[[' or '--': literal in both
-            re.compile(pattern)
-    except re.error as err:
-        raise PatternError(f"Python's re cannot read the pattern: {err.msg}", err.pos) from None
+            regex.compile(pattern)
+            re.compile(_PROPERTY_ESCAPE.sub("p", pattern))
+    except (re.error, regex.error) as err:
+        raise PatternError(f"Python cannot read the pattern: {err.msg}", err.pos) from None
+
+
+_PROPERTY_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}")
 
 
 # ---------------------------------------------------------------------------

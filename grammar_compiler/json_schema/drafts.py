@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+import regex
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
@@ -252,8 +253,7 @@ def check_metaschema(document: Any, validator_class: type[Validator]) -> None:
     (``_harmless``): an empty or repeated ``required``/``enum``/``type`` list,
     draft-04's ``exclusiveMinimum`` without ``minimum``.
     """
-    checker = jsonschema.FormatChecker(formats=("regex",))
-    meta = validator_class(validator_class.META_SCHEMA, format_checker=checker)
+    meta = validator_class(validator_class.META_SCHEMA, format_checker=_REGEX_READER)
     error = best_match(e for e in meta.iter_errors(document) if not _harmless(e))
     if error is None:
         return
@@ -263,6 +263,17 @@ def check_metaschema(document: Any, validator_class: type[Validator]) -> None:
     _explain_type(error, where)
     message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
     raise ConstraintError(f"invalid JSON Schema at {where}: {message}")
+
+
+_REGEX_READER = jsonschema.FormatChecker(formats=())
+
+
+@_REGEX_READER.checks("regex", raises=regex.error)
+def _reads_as_regex(instance: object) -> bool:
+    """As the judge matches patterns (the ``regex`` package, ``bounded_regex``),
+    which also reads the Unicode property escapes ``re`` does not; what
+    ECMA-262 reads differently is refused later, by ``ecma_regex``."""
+    return not isinstance(instance, str) or regex.compile(instance) is not None
 
 
 def _harmless(error: ValidationError) -> bool:
