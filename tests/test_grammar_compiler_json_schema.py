@@ -656,6 +656,16 @@ def test_best_effort_compiles_and_reports(schema: object, keyword: str, where: s
     Decoder(constraint.value)  # xgrammar takes it
 
 
+def test_best_effort_drops_a_pattern_it_cannot_generate_and_refuses_an_invalid_one() -> None:
+    schema = {"type": "string", "pattern": "^(?!admin$)[a-z]+$"}
+    constraint = compile_json_schema(schema, strict=False)
+    assert constraint.not_enforced == ("pattern at the root",)
+    assert "negative lookahead" in constraint.report.not_enforced[0].note
+    assert constraint.judge('"admin"') is not None and constraint.judge('"root"') is None
+    assert "negative lookahead" in _refused(schema)
+    assert "missing ')'" in _refused({"type": "string", "pattern": "(a"}, strict=False)
+
+
 def test_best_effort_output_is_still_judged_by_the_whole_schema() -> None:
     constraint = compile_json_schema(
         {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, strict=False

@@ -467,10 +467,15 @@ class Compiler:
                 regex = ecma_regex.parse_pattern(schema["pattern"])
             except ecma_regex.PatternError as err:
                 at = f" (character {err.position})" if err.position is not None else ""
-                raise ConstraintError(
-                    f"pattern at {location(where)}: {err.message}{at}", position=err.position
-                ) from None
-            regexes.append(Regex(regex, "pattern", where))
+                if self.strict:
+                    raise ConstraintError(
+                        f"pattern at {location(where)}: {err.message}{at}", position=err.position
+                    ) from None
+                # A valid regex (the metaschema check read it) that cannot be
+                # generated: best effort drops it, as any keyword it cannot keep.
+                self.unenforceable("pattern", where, f"{err.message}{at}")
+            else:
+                regexes.append(Regex(regex, "pattern", where))
         return replace(
             node,
             min_length=int(schema.get("minLength", 0)),
