@@ -26,9 +26,14 @@ they are parsed here and regenerated:
 
 Syntax whose meaning differs between ECMA-262 and Python (named groups
 ``(?<n>...)``, ``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
-lookaround, backreferences, ``\b``, anchors away from the ends) is refused
-with its position. Unicode property escapes (``\p{L}``) are the sets the
-judge's ``regex`` package matches (``unicode_properties``).
+backreferences, ``\b``, anchors away from the ends) is refused with its
+position, and so are lookarounds inside groups. Lookaheads in a top-level
+sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``) and lookbehinds that end it
+(``[a-z.]+(?<!\.)$``) are applied to what follows (precedes) them with
+automata (``regex_automaton``); a count after them is folded back in as a
+length (``restrict_length``), a subset where several parts vary. Unicode
+property escapes (``\p{L}``) are the sets the judge's ``regex`` package
+matches (``unicode_properties``).
 
 The tree is that of ``regex_emit``, which writes it for xgrammar's
 ``pattern`` reader and is shared with the Python-regex translator.
@@ -52,6 +57,7 @@ from dataclasses import dataclass
 
 import regex
 
+from grammar_compiler import regex_automaton
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
     SURROGATES,
@@ -164,6 +170,7 @@ class _ClassItem:
 
 _SHORT_ESCAPES = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D}
 _DOT = minus(_BMP, _of("\n\r\u2028\u2029"))
+_ANYTHING = Repeat(Chars(_GENERATABLE), 0, None)
 _QUANTIFIER = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 _LETTER_ESCAPES = {
@@ -214,12 +221,126 @@ class _Parser:
                 "alternative",
                 self.pos - 1,
             )
-        anything = Repeat(Chars(_GENERATABLE), 0, None)
+        ending: list[_Lookahead] = []
+        while anchored_end and items and isinstance(items[-1], _Lookbehind):
+            ending.insert(0, items.pop().at_the_end())
         if not anchored_start:
-            items.insert(0, anything)
+            items.insert(0, _ANYTHING)
         if not anchored_end:
-            items.append(anything)
-        return Seq(tuple(items))
+            items.append(_ANYTHING)
+        stray = next((item for item in items if isinstance(item, _Lookbehind)), None)
+        if stray is not None:
+            raise self.error(
+                "lookbehind is only supported at the end of the pattern, before '$'",
+                stray.start,
+            )
+        return self._resolved([*ending, *items])
+
+    def _resolved(self, items: list[Node | _Lookahead | _Lookbehind]) -> Node:
+        """The sequence with each run of lookaheads applied to all that follows it."""
+        tail: list[Node] = []
+        index = len(items)
+        while index > 0:
+            index -= 1
+            item = items[index]
+            if not isinstance(item, _Lookahead):
+                tail.insert(0, item)
+                continue
+            run = [item]
+            while index > 0 and isinstance(items[index - 1], _Lookahead):
+                index -= 1
+                run.insert(0, items[index])
+            tail = [self._looked_ahead(run, _sequence_node(tail))]
+        return Seq(tuple(tail))
+
+    def _looked_ahead(self, run: list[_Lookahead], rest: Node) -> Node:
+        """``rest`` cut to the texts every lookahead of ``run`` allows
+        (``regex_automaton``).
+
+        Counts over one set (``[0-9]{6,10}``, ``.{8,}`` after the
+        lookaheads, a length check such as ``(?=.{1,253}$)``) become a state
+        per character: ``rest``'s is tried in the automata with a small
+        bound on what is written back (exact), and otherwise, like the
+        length checks, kept out as length bounds and folded back in with
+        ``restrict_length`` (a subset where several parts vary).
+        """
+        counted = _count_over_one_set(rest)
+        if counted is not None:
+            try:
+                return self._cut(run, rest, 0, None, _EXACT_COUNT_TREE)
+            except regex_automaton.TooComplex:
+                rest, low, high = counted
+                return self._bounded(run, rest, low, high)
+        return self._bounded(run, rest, 0, None)
+
+    def _bounded(self, run: list[_Lookahead], rest: Node, low: int, high: int | None) -> Node:
+        try:
+            return self._cut(run, rest, low, high, regex_automaton.MAX_TREE_SIZE)
+        except regex_automaton.TooComplex as error:
+            raise self.error(
+                f"the lookahead cannot be written as one regex: {error}", run[0].start
+            ) from None
+
+    def _cut(
+        self, run: list[_Lookahead], rest: Node, low: int, high: int | None, max_size: int
+    ) -> Node:
+        steps = []
+        for lookahead in run:
+            counted = None if lookahead.negative else _count_over_one_set(lookahead.node)
+            if counted is None:
+                steps.append(lookahead)
+                continue
+            node, count_low, count_high = counted
+            low = max(low, count_low)
+            high = count_high if high is None else min(high, count_high or high)
+            steps.append(_Lookahead(node, False, lookahead.start))
+        allowed: Node | None = rest
+        for step in steps:
+            combine = regex_automaton.difference if step.negative else regex_automaton.intersection
+            allowed = combine(allowed, step.node, max_size=max_size)
+            if allowed is None:
+                raise self.error("no text satisfies the lookahead", step.start)
+        bounded = None if high is not None and high < low else restrict_length(allowed, low, high)
+        if bounded is None:
+            raise self.error(
+                "no text of the lengths the lookahead and the count allow can be written "
+                "as one regex",
+                run[0].start,
+            )
+        return bounded
+
+    def _lookaround(self) -> _Lookahead | _Lookbehind:
+        """``(?=...)``, ``(?!...)`` in a top-level sequence: what the rest of the
+        text must (must not) start with, a ``$`` may end its alternatives;
+        ``(?<=...)``, ``(?<!...)``: what the text before must (not) end with."""
+        start = self.pos
+        behind = self.text.startswith("(?<", start)
+        negative = self.text.startswith("!", start + 2 + behind)
+        self.pos += 3 + behind
+        options = [self._lookaround_alternative(behind)]
+        while self.peek() == "|":
+            self.pos += 1
+            options.append(self._lookaround_alternative(behind))
+        if self.peek() != ")":
+            raise self.error("missing ')'", start)
+        self.pos += 1
+        node = options[0] if len(options) == 1 else Alt(tuple(options))
+        return (_Lookbehind if behind else _Lookahead)(node, negative, start)
+
+    def _lookaround_alternative(self, behind: bool) -> Node:
+        if behind:
+            return _sequence_node(self._sequence(nested=True))
+        items = self._sequence(nested=True, may_end=True)
+        if self.peek() == "$":
+            self.pos += 1
+            if self.peek() not in ("|", ")"):
+                raise self.error(
+                    "anchor '$' in a lookahead is only supported at the end of an alternative",
+                    self.pos - 1,
+                )
+        else:
+            items.append(_ANYTHING)
+        return _sequence_node(items)
 
     def _disjunction(self) -> Node:
         options = [_sequence_node(self._sequence(nested=True))]
@@ -228,12 +349,18 @@ class _Parser:
             options.append(_sequence_node(self._sequence(nested=True)))
         return options[0] if len(options) == 1 else Alt(tuple(options))
 
-    def _sequence(self, *, nested: bool) -> list[Node]:
-        items: list[Node] = []
+    def _sequence(
+        self, *, nested: bool, may_end: bool = False
+    ) -> list[Node | _Lookahead | _Lookbehind]:
+        """``may_end``: a nested sequence that a ``$`` may end (a lookahead's)."""
+        items: list[Node | _Lookahead | _Lookbehind] = []
         while self.peek() not in ("", "|", ")"):
             char = self.peek()
-            if char == "$" and not nested:
+            if char == "$" and (not nested or may_end):
                 break
+            if not nested and self.text.startswith(("(?=", "(?!", "(?<=", "(?<!"), self.pos):
+                items.append(self._lookaround())
+                continue
             if char in "^$":
                 raise self.error(
                     f"anchor '{char}' is only supported at the "
@@ -484,6 +611,43 @@ def _sequence_node(items: list[Node]) -> Node:
     return items[0] if len(items) == 1 else Seq(tuple(items))
 
 
+_EXACT_COUNT_TREE = 400
+"""The most parts a lookahead's result with its count inside may take
+(``^(?!0+$)[0-9]{6,10}$`` takes about 100; two lookaheads before ``{8,16}`` 3,000)."""
+
+
+def _count_over_one_set(node: Node) -> tuple[Node, int, int | None] | None:
+    """``S{m,n}`` as (``S*``, m, n); None for anything else, or ``S*`` itself."""
+    if not isinstance(node, Repeat) or not isinstance(node.item, Chars):
+        return None
+    if (node.low, node.high) == (0, None):
+        return None
+    return Repeat(node.item, 0, None), node.low, node.high
+
+
+@dataclass(frozen=True)
+class _Lookahead:
+    """A lookahead met in a top-level sequence, applied once the sequence is read."""
+
+    node: Node  # what the rest of the text must (must not) match
+    negative: bool
+    start: int  # its offset in the pattern, for errors
+
+
+@dataclass(frozen=True)
+class _Lookbehind:
+    """A lookbehind met in a top-level sequence; supported where it ends the text."""
+
+    node: Node  # what the text before must (must not) end with
+    negative: bool
+    start: int
+
+    def at_the_end(self) -> _Lookahead:
+        """Ending the text, it says what the whole text must (not) end with:
+        a lookahead at the very start (``a(?<!_)$`` is ``(?!.*_$)a$``)."""
+        return _Lookahead(Seq((_ANYTHING, self.node)), self.negative, self.start)
+
+
 def parse_pattern(pattern: str) -> Node:
     """The strings JSON Schema ``pattern`` accepts, as far as both dialects and JSON agree.
 
@@ -723,6 +887,10 @@ def _at_least(node: Node, limit: int) -> Node | None:
     if item_low == item_high:
         count = -(-limit // item_low)
         return Repeat(node.item, max(node.low, count), node.high)
+    if item_low > 0:  # enough repetitions of even the shortest: every item kept whole
+        count = max(node.low, -(-limit // item_low))
+        if node.high is None or count <= node.high:
+            return Repeat(node.item, count, node.high)
     count = max(node.low, 1) if item_high is None else max(node.low, -(-limit // item_high))
     if node.high is not None and count > node.high:
         return None
@@ -746,7 +914,9 @@ def _share(node: Seq, limit: int, restrict) -> Node | None:
 
     For an upper limit, the slack above the items' minimum lengths is split
     evenly between the items that vary; for a lower limit, the missing
-    length is taken from the first items that can grow.
+    length is taken from the last items that can grow (the free tail of a
+    pattern, ``[^@]+@[a-z]+`` or what a lookahead leaves after what it
+    requires, rather than the part before the first required character).
     """
     bounds = [length_bounds(item) for item in node.items]
     varying = [i for i, (low, high) in enumerate(bounds) if low != high]
@@ -757,7 +927,7 @@ def _share(node: Seq, limit: int, restrict) -> Node | None:
             targets[i] = bounds[i][0] + slack // len(varying)
     else:
         missing = limit - sum(low for low, _ in bounds)
-        for i in varying:
+        for i in reversed(varying):
             room = _cap(bounds[i][1]) - bounds[i][0]
             take = min(missing, room)
             if take > 0:

@@ -657,12 +657,12 @@ def test_best_effort_compiles_and_reports(schema: object, keyword: str, where: s
 
 
 def test_best_effort_drops_a_pattern_it_cannot_generate_and_refuses_an_invalid_one() -> None:
-    schema = {"type": "string", "pattern": "^(?!admin$)[a-z]+$"}
+    schema = {"type": "string", "pattern": "^([a-z])\\1$"}
     constraint = compile_json_schema(schema, strict=False)
     assert constraint.not_enforced == ("pattern at the root",)
-    assert "negative lookahead" in constraint.report.not_enforced[0].note
-    assert constraint.judge('"admin"') is not None and constraint.judge('"root"') is None
-    assert "negative lookahead" in _refused(schema)
+    assert "backreference" in constraint.report.not_enforced[0].note
+    assert constraint.judge('"ab"') is not None and constraint.judge('"aa"') is None
+    assert "backreference" in _refused(schema)
     assert "missing ')'" in _refused({"type": "string", "pattern": "(a"}, strict=False)
 
 
@@ -1087,8 +1087,8 @@ def test_unicode_property_escapes(pattern: str, matching: list[str], other: list
 @pytest.mark.parametrize(
     ("pattern", "message", "position"),
     [
-        ("(?=a)", "lookahead", 0),
-        ("a(?<!b)", "negative lookbehind", 1),
+        ("(a(?=b))", "lookahead", 2),
+        ("a(?<!b)", "lookbehind is only supported at the end", 1),
         ("(?<n>a)", "named group", 0),
         ("(?P<n>a)", "Python-only group", 0),
         ("(?i)a", "unsupported group", 0),
@@ -1257,12 +1257,14 @@ def _corpus(refused: bool) -> list[Path]:
 
 def _corpus_written() -> list[Path]:
     """Accepted corpus schemas inside the instance writer's subset, less those with
-    ``contains``, enforced as a subset (the matching items first) that the writer does not
-    know (all are walked at random)."""
+    ``contains``, enforced as a subset (the matching items first), and with lookarounds,
+    whose lengths may be (``ecma_regex._looked_ahead``): the writer does not know those
+    subsets (all are walked at random)."""
     return [
         p
         for p in _corpus(refused=False)
-        if writes(json.loads(p.read_text())) and '"contains"' not in p.read_text()
+        if writes(json.loads(p.read_text()))
+        and not re.search(r'"contains"|\(\?<?[=!]', p.read_text())
     ]
 
 

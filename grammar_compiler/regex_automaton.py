@@ -1,0 +1,383 @@
+"""Intersection and difference of ``regex_emit`` trees, through automata.
+
+Why: xgrammar takes one regex per string, and a JSON Schema pattern's
+lookaheads (``^(?=.*[A-Z])(?=.*\\d).{8,}$``, ``^(?!admin$)[a-z]+$``) say
+that the rest of the text must also (or must not) match another regex.
+Both are regular, so each side becomes a deterministic automaton over the
+character classes the two trees tell apart, the automata are combined
+(product; complement for a negative lookahead), minimized, and written back
+as a tree by eliminating states one at a time.
+
+Writing an automaton back as a regex can grow exponentially, so the work is
+bounded (``MAX_NFA_STATES``, ``MAX_DFA_STATES``, ``MAX_TREE_SIZE``,
+``MAX_TREE_DEPTH``): past a
+bound ``TooComplex`` is raised and the caller refuses the pattern. Counted
+repeats are expanded into states, so a caller keeps a length count out of
+the automaton where it can (``ecma_regex`` folds ``.{8,}`` back in with
+``restrict_length``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable
+
+from grammar_compiler.code_points import Ranges, normalize
+from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq
+
+MAX_NFA_STATES = 4_000
+MAX_DFA_STATES = 400
+MAX_TREE_SIZE = 4_000
+"""Nodes in a tree written back from an automaton."""
+MAX_TREE_DEPTH = 40
+"""Its nesting (a chain of states nests one optional group in the next)."""
+
+_EMPTY = Seq(())  # the empty text
+
+
+class TooComplex(ValueError):
+    """The automata or the regex written back would be too large."""
+
+
+def intersection(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
+    """The texts both match; None if there are none. ``max_size``: see ``_tree``."""
+    classes = _Classes([a, b])
+    product = _product(_dfa(a, classes), _dfa(b, classes))
+    return _tree(_minimized(product), classes, max_size)
+
+
+def difference(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
+    """The texts ``a`` matches and ``b`` does not; None if there are none."""
+    classes = _Classes([a, b])
+    product = _product(_dfa(a, classes), _complemented(_dfa(b, classes)))
+    return _tree(_minimized(product), classes, max_size)
+
+
+# ---------------------------------------------------------------------------
+# Character classes: the partition of code points that no set of either tree splits
+
+
+class _Classes:
+    def __init__(self, trees: Iterable[Node]) -> None:
+        sets = {chars.ranges for tree in trees for chars in _all_chars(tree)}
+        cuts = sorted({edge for ranges in sets for low, high in ranges for edge in (low, high + 1)})
+        members: dict[tuple[bool, ...], list[tuple[int, int]]] = {}
+        ordered = sorted(sets)
+        for low, next_low in itertools.pairwise(cuts):
+            signature = tuple(_holds(ranges, low) for ranges in ordered)
+            if any(signature):
+                members.setdefault(signature, []).append((low, next_low - 1))
+        self.ranges: list[Ranges] = [normalize(pieces) for pieces in members.values()]
+        self._of_set = {
+            ranges: frozenset(
+                index for index, signature in enumerate(members) if signature[ordered.index(ranges)]
+            )
+            for ranges in ordered
+        }
+
+    def of(self, chars: Chars) -> frozenset[int]:
+        return self._of_set[chars.ranges]
+
+
+def _holds(ranges: Ranges, code: int) -> bool:
+    index = bisect.bisect_right(ranges, (code, 0x10FFFF + 1)) - 1
+    return index >= 0 and ranges[index][0] <= code <= ranges[index][1]
+
+
+def _all_chars(node: Node) -> Iterable[Chars]:
+    if isinstance(node, Chars):
+        yield node
+    elif isinstance(node, Repeat):
+        yield from _all_chars(node.item)
+    else:
+        for part in node.items if isinstance(node, Seq) else node.options:
+            yield from _all_chars(part)
+
+
+# ---------------------------------------------------------------------------
+# Automata
+
+
+class _Nfa:
+    """Thompson's construction: character edges and empty edges."""
+
+    def __init__(self, classes: _Classes) -> None:
+        self.classes = classes
+        self.edges: list[list[tuple[frozenset[int], int]]] = []
+        self.empty: list[list[int]] = []
+
+    def state(self) -> int:
+        if len(self.edges) >= MAX_NFA_STATES:
+            raise TooComplex(f"more than {MAX_NFA_STATES} automaton states")
+        self.edges.append([])
+        self.empty.append([])
+        return len(self.edges) - 1
+
+    def build(self, node: Node, start: int) -> int:
+        """The state reached after ``node`` is matched from ``start``."""
+        if isinstance(node, Chars):
+            end = self.state()
+            self.edges[start].append((self.classes.of(node), end))
+            return end
+        if isinstance(node, Seq):
+            for item in node.items:
+                start = self.build(item, start)
+            return start
+        if isinstance(node, Alt):
+            end = self.state()
+            for option in node.options:
+                self.empty[self.build(option, start)].append(end)
+            return end
+        for _ in range(node.low):
+            start = self.build(node.item, start)
+        if node.high is None:
+            loop = self.state()
+            self.empty[start].append(loop)
+            self.empty[self.build(node.item, loop)].append(loop)
+            return loop
+        end = self.state()
+        for _ in range(node.high - node.low):
+            self.empty[start].append(end)
+            start = self.build(node.item, start)
+        self.empty[start].append(end)
+        return end
+
+    def closure(self, states: Iterable[int]) -> frozenset[int]:
+        seen = set(states)
+        pending = list(seen)
+        while pending:
+            for target in self.empty[pending.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    pending.append(target)
+        return frozenset(seen)
+
+
+class _Dfa:
+    """States 0..n-1, 0 the start; ``moves[state][class]`` absent: no way on."""
+
+    def __init__(self, class_count: int) -> None:
+        self.class_count = class_count
+        self.moves: list[dict[int, int]] = []
+        self.accepting: list[bool] = []
+
+    def add(self, accepting: bool) -> int:
+        if len(self.moves) >= MAX_DFA_STATES:
+            raise TooComplex(f"more than {MAX_DFA_STATES} automaton states")
+        self.moves.append({})
+        self.accepting.append(accepting)
+        return len(self.moves) - 1
+
+
+def _dfa(node: Node, classes: _Classes) -> _Dfa:
+    nfa = _Nfa(classes)
+    start = nfa.state()
+    end = nfa.build(node, start)
+    dfa = _Dfa(len(classes.ranges))
+    first = nfa.closure([start])
+    index = {first: dfa.add(end in first)}
+    pending = [first]
+    while pending:
+        current = pending.pop()
+        targets: dict[int, set[int]] = {}
+        for state in current:
+            for members, target in nfa.edges[state]:
+                for member in members:
+                    targets.setdefault(member, set()).add(target)
+        for member, reached in targets.items():
+            closed = nfa.closure(reached)
+            if closed not in index:
+                index[closed] = dfa.add(end in closed)
+                pending.append(closed)
+            dfa.moves[index[current]][member] = index[closed]
+    return dfa
+
+
+def _complemented(dfa: _Dfa) -> _Dfa:
+    """Over every class (a missing move goes to a state that accepts everything after)."""
+    result = _Dfa(dfa.class_count)
+    for accepting in dfa.accepting:
+        result.add(not accepting)
+    sink = result.add(True)
+    every = range(dfa.class_count)
+    for state, moves in enumerate([*dfa.moves, {}]):
+        result.moves[state] = {member: moves.get(member, sink) for member in every}
+    return result
+
+
+def _product(a: _Dfa, b: _Dfa) -> _Dfa:
+    result = _Dfa(a.class_count)
+    index = {(0, 0): result.add(a.accepting[0] and b.accepting[0])}
+    pending = [(0, 0)]
+    while pending:
+        pair = pending.pop()
+        moves_a, moves_b = a.moves[pair[0]], b.moves[pair[1]]
+        for member, target_a in moves_a.items():
+            target_b = moves_b.get(member)
+            if target_b is None:
+                continue
+            target = (target_a, target_b)
+            if target not in index:
+                index[target] = result.add(a.accepting[target_a] and b.accepting[target_b])
+                pending.append(target)
+            result.moves[index[pair]][member] = index[target]
+    return result
+
+
+def _minimized(dfa: _Dfa) -> _Dfa:
+    """Only states on a way to acceptance, equivalent ones merged (Moore's refinement)."""
+    live = _live(dfa)
+    if 0 not in live:
+        return _Dfa(dfa.class_count)
+    block = {state: int(dfa.accepting[state]) for state in live}
+    while True:
+        signatures = {
+            state: (
+                block[state],
+                tuple(
+                    sorted(
+                        (member, block[target])
+                        for member, target in dfa.moves[state].items()
+                        if target in live
+                    )
+                ),
+            )
+            for state in live
+        }
+        numbering: dict[tuple, int] = {}
+        refined = {state: numbering.setdefault(signatures[state], len(numbering)) for state in live}
+        if len(numbering) == len(set(block.values())):
+            break
+        block = refined
+    result = _Dfa(dfa.class_count)
+    order = {block[0]: 0}
+    result.add(dfa.accepting[0])
+    pending = [0]
+    seen = {block[0]}
+    while pending:
+        state = pending.pop()
+        source = order[block[state]]
+        for member, target in dfa.moves[state].items():
+            if target not in live:
+                continue
+            if block[target] not in seen:
+                seen.add(block[target])
+                order[block[target]] = result.add(dfa.accepting[target])
+                pending.append(target)
+            result.moves[source][member] = order[block[target]]
+    return result
+
+
+def _live(dfa: _Dfa) -> set[int]:
+    """States from which an accepting state can be reached."""
+    incoming: list[list[int]] = [[] for _ in dfa.moves]
+    for state, moves in enumerate(dfa.moves):
+        for target in moves.values():
+            incoming[target].append(state)
+    live = {state for state, accepting in enumerate(dfa.accepting) if accepting}
+    pending = list(live)
+    while pending:
+        for source in incoming[pending.pop()]:
+            if source not in live:
+                live.add(source)
+                pending.append(source)
+    return live
+
+
+# ---------------------------------------------------------------------------
+# Back to a tree: state elimination
+
+
+def _tree(dfa: _Dfa, classes: _Classes, max_size: int) -> Node | None:
+    """The automaton as a tree; TooComplex past ``max_size`` parts."""
+    if not dfa.moves:
+        return None
+    start, final = len(dfa.moves), len(dfa.moves) + 1
+    edges: dict[tuple[int, int], Node] = {(start, 0): _EMPTY}
+    for state, moves in enumerate(dfa.moves):
+        grouped: dict[int, list[int]] = {}
+        for member, target in moves.items():
+            grouped.setdefault(target, []).append(member)
+        for target, members in grouped.items():
+            ranges = normalize(piece for m in members for piece in classes.ranges[m])
+            edges[(state, target)] = Chars(ranges)
+        if dfa.accepting[state]:
+            edges[(state, final)] = _EMPTY
+    remaining = set(range(len(dfa.moves)))
+    while remaining:
+        state = min(remaining, key=lambda s: _degree(edges, s))
+        remaining.discard(state)
+        loop = edges.pop((state, state), None)
+        middle = _EMPTY if loop is None else Repeat(loop, 0, None)
+        ins = [(i, edge) for (i, j), edge in edges.items() if j == state]
+        outs = [(j, edge) for (i, j), edge in edges.items() if i == state]
+        for i, _ in ins:
+            del edges[(i, state)]
+        for j, _ in outs:
+            del edges[(state, j)]
+        for i, into in ins:
+            for j, out in outs:
+                path = _seq(_seq(into, middle), out)
+                edges[(i, j)] = _alt(edges[(i, j)], path) if (i, j) in edges else path
+                if _size(edges[(i, j)]) > max_size:
+                    raise TooComplex(f"the regex would exceed {max_size} parts")
+    tree = edges.get((start, final))
+    if tree is not None and _depth(tree) > MAX_TREE_DEPTH:
+        raise TooComplex(f"the regex would nest more than {MAX_TREE_DEPTH} deep")
+    return tree
+
+
+def _degree(edges: dict[tuple[int, int], Node], state: int) -> int:
+    ins = sum(1 for i, j in edges if j == state and i != state)
+    outs = sum(1 for i, j in edges if i == state and j != state)
+    return ins * outs
+
+
+def _seq(a: Node, b: Node) -> Node:
+    items = [*(a.items if isinstance(a, Seq) else (a,)), *(b.items if isinstance(b, Seq) else (b,))]
+    return items[0] if len(items) == 1 else Seq(tuple(items))
+
+
+def _alt(a: Node, b: Node) -> Node:
+    if a == b:
+        return a
+    if isinstance(a, Chars) and isinstance(b, Chars):
+        return Chars(normalize([*a.ranges, *b.ranges]))
+    if b == _EMPTY:
+        a, b = b, a
+    if a == _EMPTY:
+        return b if _nullable(b) else Repeat(b, 0, 1)
+    options = [
+        *(a.options if isinstance(a, Alt) else (a,)),
+        *(b.options if isinstance(b, Alt) else (b,)),
+    ]
+    return Alt(tuple(dict.fromkeys(options)))
+
+
+def _nullable(node: Node) -> bool:
+    if isinstance(node, Chars):
+        return False
+    if isinstance(node, Seq):
+        return all(map(_nullable, node.items))
+    if isinstance(node, Alt):
+        return any(map(_nullable, node.options))
+    return node.low == 0 or _nullable(node.item)
+
+
+def _depth(node: Node) -> int:
+    if isinstance(node, Chars):
+        return 1
+    if isinstance(node, Repeat):
+        return 1 + _depth(node.item)
+    parts = node.items if isinstance(node, Seq) else node.options
+    return 1 + max(map(_depth, parts), default=0)
+
+
+def _size(node: Node) -> int:
+    if isinstance(node, Chars):
+        return 1
+    if isinstance(node, Repeat):
+        return 1 + _size(node.item)
+    parts = node.items if isinstance(node, Seq) else node.options
+    return 1 + sum(map(_size, parts))
