@@ -582,6 +582,12 @@ ONE_OF = [
         ['"a"', '"ab"'],
         id="overlapping-lengths",
     ),
+    pytest.param(  # numbers but not integers: spans between integers (a subset)
+        {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0, "maximum": 3}]},
+        ["0.5", "2.25", "-7", "4"],
+        ["1", "0", "3.5", "-0.5"],
+        id="numbers-that-are-not-integers",
+    ),
 ]
 
 
@@ -603,11 +609,6 @@ def test_overlapping_one_of_walks_are_valid(schema: object) -> None:
             "branch 0 without the values of branch 1 cannot be expressed",
             id="strings-that-are-not-dates",
         ),
-        pytest.param(
-            [{"type": "integer"}, {"type": "number"}],
-            "branch 1 without the values of branch 0 cannot be expressed",
-            id="numbers-that-are-not-integers",
-        ),
     ],
 )
 def test_overlap_that_cannot_be_excluded_is_refused(branches: list, why: str) -> None:
@@ -615,6 +616,20 @@ def test_overlap_that_cannot_be_excluded_is_refused(branches: list, why: str) ->
     assert message == (
         "keyword 'oneOf' at the root cannot be enforced during generation: branches 0 and 1 "
         f"may both match and xgrammar cannot exclude that ({why})"
+    )
+
+
+def test_numbers_that_must_not_be_integers() -> None:
+    """xgrammar's ``number`` takes integers too, so they are written as spans
+    strictly between integers: near zero without bounds (a subset), refused with
+    a step."""
+    constraint, decoder = _compiled(json.dumps({"type": "number", "not": {"type": "integer"}}))
+    assert decoder.accepts("1.5") and decoder.accepts("-3.25")
+    assert not decoder.accepts("2") and not decoder.accepts("2.0")
+    assert constraint.judge("123.5") is None and not decoder.accepts("123.5")
+    _assert_sound({"oneOf": [{"type": "number"}, {"type": "integer"}]})
+    assert "cannot take a step" in _refused(
+        {"type": "number", "multipleOf": 0.5, "not": {"type": "integer"}}
     )
 
 

@@ -43,8 +43,9 @@ def conjoin(compiler: Compiler, a: Node, b: Node, where: str) -> Node | None:
 def generates_nothing(compiler: Compiler, node: Node) -> bool:
     """Whether the renderer will find that nothing can be generated here (False when unsure).
 
-    Besides contradictions, numbers that must not be integers count: xgrammar
-    generates non-integers only together with integers.
+    Besides contradictions, numbers that must not be integers with a step
+    count: the renderer writes non-integers alone only as spans between
+    integers (``render._fractions_only``), where a step does not fit.
     """
     if node.never:
         return True
@@ -61,8 +62,11 @@ def generates_nothing(compiler: Compiler, node: Node) -> bool:
 def _kind_possible(compiler: Compiler, node: Node, kind: str, kinds: frozenset[str]) -> bool:
     if kind in ("null", "boolean"):
         return True
+    if kind == "fraction" and "integer" not in kinds:
+        stepped = node.multiple_of is not None or node.decimal_step is not None
+        return not stepped and _numbers_possible(node, with_fraction=True)
     if kind == "fraction":
-        return False  # generated only as "number", with the integers (below)
+        return False  # generated as "number", with the integers (below)
     if kind == "integer":
         return _numbers_possible(node, with_fraction="fraction" in kinds)
     if kind == "string":

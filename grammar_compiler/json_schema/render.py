@@ -35,6 +35,8 @@ MULTIPLE_OF_RANGE = 10_000
 """With minimum and maximum, xgrammar enforces multipleOf only over fewer integers than this."""
 MAX_LISTED_MULTIPLES = 1_000
 """Multiples in a wider range are listed as an enum up to this many."""
+MAX_FRACTION_SPANS = 8
+"""Spans between consecutive integers written for numbers that must not be integers."""
 INTEGER_LIMIT = 2**62
 """xgrammar refuses integer bounds beyond int64; bounds are clamped to this."""
 _DEAD = object()  # what a listing of multiples returns when none is valid
@@ -170,6 +172,8 @@ class Renderer:
             if "string" in types and "pattern" in keywords:
                 schema = self._shared_string(schema, types)
             alternatives.append(schema)
+        if "fraction" in kinds and "integer" not in kinds:
+            alternatives.extend(self._fractions_only(node))
         if not alternatives:
             self._dead(f"no type allowed at {location(node.where)} can be satisfied")
             return None
@@ -230,6 +234,35 @@ class Renderer:
             return self._guarded_number(node)
         keywords = _range_keywords(node.minimum, node.maximum)
         return self._maybe_shared("number", keywords)
+
+    def _fractions_only(self, node: Node) -> list[dict]:
+        """Numbers that are not integers (``number`` without ``integer``: ``not:
+        {type: integer}``, a ``oneOf`` of both), which xgrammar's ``number``
+        cannot say: ranges strictly between consecutive integers, a subset of
+        at most ``MAX_FRACTION_SPANS`` of them from the lower bound (else
+        around zero)."""
+        if node.multiple_of is not None or node.decimal_step is not None:
+            self.compiler.unenforceable(
+                "multipleOf", node.where, "numbers that are not integers cannot take a step"
+            )
+            return []
+        low, high = node.minimum, node.maximum
+        if low is not None:
+            first = math.floor(low[0])
+        elif high is not None:
+            first = math.ceil(high[0]) - MAX_FRACTION_SPANS
+        else:
+            first = -(MAX_FRACTION_SPANS // 2)
+        spans = []
+        for start in range(first, first + MAX_FRACTION_SPANS):
+            lower = tighter_lower(low, (start, True))
+            upper = tighter_upper(high, (start + 1, True))
+            if _ranges_overlap(lower, upper):
+                spans.append({"type": "number", **_range_keywords(lower, upper)})
+        whole = low is not None and high is not None and high[0] <= first + MAX_FRACTION_SPANS
+        if spans and not whole:
+            self.compiler.subset("type", node.where, "numbers that are not integers, near zero")
+        return spans
 
     def _guarded_number(self, node: Node) -> tuple[str, Any] | None:
         """Safe integers, or fractions within ``FRACTION_LIMIT``; the user's range if neither."""
