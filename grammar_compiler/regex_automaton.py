@@ -30,8 +30,9 @@ MAX_NFA_STATES = 4_000
 MAX_DFA_STATES = 400
 MAX_TREE_SIZE = 4_000
 """Nodes in a tree written back from an automaton."""
-MAX_TREE_DEPTH = 40
-"""Its nesting (a chain of states nests one optional group in the next)."""
+MAX_TREE_DEPTH = 80
+"""Its nesting (a chain of states nests one optional group in the next; the trees are
+read recursively, so this stays well within Python's stack)."""
 
 _EMPTY = Seq(())  # the empty text
 
@@ -322,10 +323,9 @@ def _tree(dfa: _Dfa, classes: _Classes, max_size: int) -> Node | None:
                 edges[(i, j)] = _alt(edges[(i, j)], path) if (i, j) in edges else path
                 if _size(edges[(i, j)]) > max_size:
                     raise TooComplex(f"the regex would exceed {max_size} parts")
-    tree = edges.get((start, final))
-    if tree is not None and _depth(tree) > MAX_TREE_DEPTH:
-        raise TooComplex(f"the regex would nest more than {MAX_TREE_DEPTH} deep")
-    return tree
+                if _depth(edges[(i, j)]) > MAX_TREE_DEPTH:  # checked as it grows: stays shallow
+                    raise TooComplex(f"the regex would nest more than {MAX_TREE_DEPTH} deep")
+    return edges.get((start, final))
 
 
 def _degree(edges: dict[tuple[int, int], Node], state: int) -> int:

@@ -219,10 +219,10 @@ CONDITIONALS = [
             "if": {"properties": {"code": {"pattern": "^A"}}},
             "then": {"required": ["a"]},
         },
-        ['{"code": "Ax", "a": 1}'],
+        ['{"code": "Ax", "a": 1}', '{"code": "B"}'],
         ['{"code": "Ax"}'],
-        ('{"code": "B"}',),
-        id="subset-where-the-complement-is-a-pattern",
+        ('{"code": "é"}',),  # a pattern's complement is written over printable ASCII
+        id="complement-of-a-pattern",
     ),
     pytest.param(
         {
@@ -582,6 +582,29 @@ ONE_OF = [
         ['"a"', '"ab"'],
         id="overlapping-lengths",
     ),
+    pytest.param(
+        {
+            "oneOf": [
+                {"type": "string", "format": "date"},
+                {"type": "string", "format": "date-time"},
+            ]
+        },
+        ['"2024-02-29"', '"2024-02-29T10:00:00Z"'],
+        ['"2023-02-29"', '"x"'],
+        id="date-or-date-time",
+    ),
+    pytest.param(
+        {"type": "string", "oneOf": [{"pattern": "^a"}, {"pattern": "b$"}]},
+        ['"ax"', '"xb"'],
+        ['"ab"', '"x"'],
+        id="two-patterns",
+    ),
+    pytest.param(  # a string other than a date: lacking "-" or holding what no date holds
+        {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "format": "date"}]},
+        ['"abc"', '"2024-01-01"'],
+        ['"abcd"'],
+        id="short-strings-or-dates",
+    ),
     pytest.param(  # numbers but not integers: spans between integers (a subset)
         {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0, "maximum": 3}]},
         ["0.5", "2.25", "-7", "4"],
@@ -605,9 +628,9 @@ def test_overlapping_one_of_walks_are_valid(schema: object) -> None:
     ("branches", "why"),
     [
         pytest.param(
-            [{"type": "string"}, {"type": "string", "format": "date"}],
+            [{"type": "string"}, {"type": "string", "format": "uuid"}],
             "branch 0 without the values of branch 1 cannot be expressed",
-            id="strings-that-are-not-dates",
+            id="strings-that-are-not-uuids",
         ),
     ],
 )

@@ -124,11 +124,15 @@ oneOf                       partly    as anyOf when the branches provably exclud
                                       others (their complements), refused where a
                                       branch would lose all its values to an
                                       inexpressible one
-allOf                       partly    merged here (xgrammar ignores it); refused
-                                      when two patterns/formats must both hold
+allOf                       partly    merged here (xgrammar ignores it); patterns
+                                      and formats that must all hold become one
+                                      regex (``regex_automaton``), refused past
+                                      its bounds
 not                         partly    its schema's complement (``complement``):
                                       exact for type, const/enum of scalars,
                                       required, properties, ranges, lengths...;
+                                      a pattern's over printable ASCII, a
+                                      format's as what none of its values holds;
                                       a subset otherwise, refused where empty
 if, then, else              enforced  as branches (if and then) or (a term of the
                                       if's complement, and else); a subset where

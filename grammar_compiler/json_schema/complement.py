@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
+import string
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from jsonschema.protocols import Validator
 
-from grammar_compiler import ecma_regex
-from grammar_compiler.code_points import complement, normalize
+from grammar_compiler import ecma_regex, regex_automaton
+from grammar_compiler.code_points import complement, minus, normalize
 from grammar_compiler.json_schema.keywords import ANNOTATIONS
 from grammar_compiler.json_schema.nodes import (
     KINDS,
@@ -78,6 +80,44 @@ _SAFE_INSIDE_NOT = frozenset(
 """Keywords that evaluate no property or item: a ``not`` of them can be a term as it is."""
 
 
+_PLAIN = minus(((0x20, 0x7E),), ((0x22, 0x22), (0x5C, 0x5C)))
+_PLAIN_TEXT = ecma_regex.Repeat(ecma_regex.Chars(_PLAIN), 0, None)
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+_FORMAT_CHARACTERS = {
+    "date": string.digits + "-",
+    "time": string.digits + ":.+-Zz",
+    "date-time": string.digits + ":.+-ZzTt",
+    "duration": string.digits + "PYMWDTHS",
+    "ipv4": string.digits + ".",
+    "hostname": string.ascii_letters + string.digits + ".-",
+    "idn-hostname": string.ascii_letters + string.digits + ".-",
+}
+"""Per format, every plain character its values may hold, as the judge checks it."""
+_FORMAT_NEEDS = {"email": "@", "uri": ":", "date-time": "Tt", "time": ":", "date": "-"}
+"""Per format, characters each of its values holds one of (an email's "@", a URI
+scheme's ":", the "T" between a date and a time)."""
+
+
+def _not_of_format(name: Any) -> list[ecma_regex.Node]:
+    """Plain strings no value of the format is (a subset of them): those lacking
+    what it needs, those holding a character it never has."""
+    nodes = []
+    if name in _FORMAT_NEEDS:
+        lacking = minus(_PLAIN, normalize((ord(c), ord(c)) for c in _FORMAT_NEEDS[name]))
+        nodes.append(ecma_regex.Repeat(ecma_regex.Chars(lacking), 0, None))
+    if name in _FORMAT_CHARACTERS:
+        allowed = normalize((ord(c), ord(c)) for c in _FORMAT_CHARACTERS[name])
+        outside = ecma_regex.Chars(minus(_PLAIN, allowed))
+        nodes.append(ecma_regex.Seq((_PLAIN_TEXT, outside, _PLAIN_TEXT)))
+    return nodes
+
+
+@dataclass(frozen=True)
+class NotMatching(Regex):
+    """The plain strings (``_PLAIN``) that ``node`` does not match: applied by
+    ``intersected`` as a difference, never written as it is."""
+
+
 @dataclass(frozen=True)
 class Exclusion(Regex):
     """The regex of the strings other than ``strings`` (see ``other_than``)."""
@@ -86,16 +126,51 @@ class Exclusion(Regex):
 
 
 def joined_regexes(a: tuple[Regex, ...], b: tuple[Regex, ...]) -> tuple[Regex, ...] | None:
-    """The regexes of both; exclusions become one. None where an exclusion meets a pattern:
-    xgrammar takes one regex per string, and none expresses both."""
+    """The regexes of both, as one where that can be written (``intersected``). None
+    where a complement's regex meets another that cannot be joined with it, or no
+    string matches both: the strings are left out."""
     regexes = a + tuple(regex for regex in b if regex not in a)
     exclusions = [regex for regex in regexes if isinstance(regex, Exclusion)]
-    if not exclusions or len(exclusions) == len(regexes) == 1:
-        return regexes
-    if len(exclusions) < len(regexes):
+    if len(exclusions) == len(regexes) > 1:  # listed strings: one trie, cheaper than automata
+        strings = tuple(sorted({text for exclusion in exclusions for text in exclusion.strings}))
+        return (replace(exclusions[0], node=other_than(strings), strings=strings),)
+    joined = intersected(regexes)
+    if joined is None or (len(joined) > 1 and any(_is_complement(r) for r in joined)):
         return None
-    strings = tuple(sorted({text for exclusion in exclusions for text in exclusion.strings}))
-    return (replace(exclusions[0], node=other_than(strings), strings=strings),)
+    return joined
+
+
+def unwritable(regexes: tuple[Regex, ...]) -> bool:
+    """Whether ``intersected`` left a ``NotMatching``, whose node is not what it allows."""
+    return any(isinstance(regex, NotMatching) for regex in regexes)
+
+
+def intersected(regexes: tuple[Regex, ...]) -> tuple[Regex, ...] | None:
+    """One regex for all of them (``regex_automaton``), labelled as the first: xgrammar
+    takes one per string. The regexes as they are where that would be too large
+    (a ``NotMatching`` among them can then not be written: callers refuse it);
+    None where no string matches them all."""
+    matching = [regex for regex in regexes if not isinstance(regex, NotMatching)]
+    if len(matching) == len(regexes) < 2:
+        return regexes
+    node: ecma_regex.Node | None = matching[0].node if matching else _PLAIN_TEXT
+    try:
+        for regex in matching[1:]:
+            node = regex_automaton.intersection(node, regex.node)
+            if node is None:
+                return None
+        for regex in regexes:
+            if isinstance(regex, NotMatching):
+                node = regex_automaton.difference(node, regex.node)
+                if node is None:
+                    return None
+    except regex_automaton.TooComplex:
+        return regexes
+    return (Regex(node, regexes[0].keyword, regexes[0].where),)
+
+
+def _is_complement(regex: Regex) -> bool:
+    return regex.keyword.startswith(COMPLEMENT_REGEX)
 
 
 @dataclass(frozen=True)
@@ -155,6 +230,8 @@ class Complements:
             "maximum": self._maximum,
             "exclusiveMinimum": self._exclusive_minimum,
             "exclusiveMaximum": self._exclusive_maximum,
+            "pattern": self._pattern,
+            "format": self._format,
             "minLength": lambda n, _, where: self._at_most("string", "minLength", n, where),
             "maxLength": lambda n, _, where: self._at_least("string", "maxLength", n, where),
             "minItems": lambda n, _, where: self._at_most("array", "minItems", n, where),
@@ -225,6 +302,44 @@ class Complements:
         numbers = [value for value in values if kind_of(value) in NUMBERS]
         result = Complement(tuple(terms), listed & {"array", "object"})
         return result | self._outside(numbers, where) if numbers else result
+
+    def _pattern(self, pattern: Any, _schema: dict, where: str) -> Complement:
+        """Strings the pattern does not match, over ``_PLAIN`` (printable ASCII but
+        ``"`` and ``\\``), where the pattern's regex is exact: there the
+        dialects agree and nothing JSON escapes is left out. A lookaround's
+        count may be folded in as a subset, so such patterns are left out."""
+        strings = frozenset({"string"})
+        if not isinstance(pattern, str) or _LOOKAROUND.search(pattern):
+            return unknown(strings)
+        try:
+            node = ecma_regex.parse_pattern(pattern)
+        except ecma_regex.PatternError:
+            return unknown(strings)
+        return self._strings_outside(node, "pattern", pattern, where)
+
+    def _format(self, name: Any, _schema: dict, where: str) -> Complement:
+        """Strings no value of the format can be, as the judge checks it
+        (``_not_of_format``); other formats (the numeric ones, those with
+        readings too loose to cut by character) keep their complement unknown."""
+        nodes = _not_of_format(name)
+        if not nodes:
+            return unknown(_KINDS_OF["format"] | NUMBERS)
+        result = NOTHING
+        for node in nodes:
+            result = result | self._strings_outside(node, "format", name, where, complement=False)
+        return result
+
+    def _strings_outside(
+        self, node: ecma_regex.Node, keyword: str, value: str, where: str, *, complement=True
+    ) -> Complement:
+        """A term of the plain strings outside ``node`` (``complement``: applied
+        where it meets other regexes, ``intersected``) or in it."""
+        strings = frozenset({"string"})
+        label = f"{COMPLEMENT_REGEX} {keyword}"
+        regex = NotMatching(node, label, where) if complement else Regex(node, label, where)
+        origin = {"type": "string", "not": {keyword: value}}
+        term = self._term(where, origin, kinds=strings, regexes=(regex,))
+        return Complement((term,), strings)
 
     def _outside(self, numbers: list, where: str) -> Complement:
         """Numbers in the open intervals below, between and above the listed ones."""

@@ -31,7 +31,12 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import JUDGED_FORMATS, validator_for
 from grammar_compiler.json_schema import conditionals, contains, dependencies, exclusive_one_of
 from grammar_compiler.json_schema.branching import alternatives
-from grammar_compiler.json_schema.complement import Complements, joined_regexes
+from grammar_compiler.json_schema.complement import (
+    Complements,
+    intersected,
+    joined_regexes,
+    unwritable,
+)
 from grammar_compiler.json_schema.drafts import Draft
 from grammar_compiler.json_schema.exclusive import first_overlap
 from grammar_compiler.json_schema.keywords import (
@@ -932,7 +937,9 @@ def _distinct_values(node: Node | None) -> float | None:
         unbounded = node.max_length is None and rest == Node(
             where=node.where, kinds=node.kinds, origins=node.origins
         )
-        extendable = all(always_extendable(regex.node) for regex in node.regexes)
+        regexes = intersected(node.regexes)
+        extendable = regexes is not None and not unwritable(regexes)
+        extendable = extendable and all(always_extendable(regex.node) for regex in regexes)
         return math.inf if unbounded and extendable else None
     if node.kinds == {"integer"}:
         span = _integer_span(node)

@@ -14,6 +14,7 @@ import xgrammar
 
 from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.complement import intersected, unwritable
 from grammar_compiler.json_schema.nodes import (
     KINDS,
     Bound,
@@ -197,8 +198,19 @@ class Renderer:
             if not low and high is None:
                 return {}
             return {"pattern": ecma_regex.to_xgrammar(ecma_regex.any_string(low, high))}
-        regex = node.regexes[0]
-        for other in node.regexes[1:]:
+        regexes = intersected(node.regexes)
+        if regexes is None:
+            self._dead(f"no string at {location(node.where)} matches all its patterns and formats")
+            return None
+        if unwritable(regexes):
+            self.compiler.unenforceable(
+                "not", node.where, "the strings a pattern rejects cannot be written as one regex"
+            )
+            regexes = tuple(regex for regex in regexes if not unwritable((regex,)))
+            if not regexes:
+                return self._string(replace(node, regexes=()))
+        regex = regexes[0]
+        for other in regexes[1:]:
             self.compiler.unenforceable(
                 other.keyword,
                 other.where,
