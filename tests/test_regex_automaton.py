@@ -102,3 +102,14 @@ def test_lookaheads_that_cannot_be_written_are_refused(
     with pytest.raises(ecma_regex.PatternError) as caught:
         ecma_regex.parse_pattern(pattern)
     assert message in caught.value.message and caught.value.position == position
+
+
+def test_a_long_lookahead_regex_is_cut_to_printable_ascii() -> None:
+    """``[^\\w\\s]`` over the whole plane, repeated over the automaton's paths,
+    wrote 100 KB; printable ASCII (a subset) writes a few."""
+    pattern = "^(?=.*[a-z])(?=.*[A-Z])(?=.*\\d)(?=.*[^\\w\\s]).{10,72}$"
+    written = emit(ecma_regex.parse_pattern(pattern), PATTERN_SYNTAX)
+    assert len(written) <= 16_000
+    for text in ("aA1!bbbbbb", "Zz9#" + "x" * 20):
+        assert re.fullmatch(written, text) and re.search(pattern, text), text
+    assert not re.fullmatch(written, "aA1bbbbbbbbb")  # no character outside \w and \s

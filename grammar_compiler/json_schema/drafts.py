@@ -253,7 +253,7 @@ def check_metaschema(document: Any, validator_class: type[Validator]) -> None:
     (``_harmless``): an empty or repeated ``required``/``enum``/``type`` list,
     draft-04's ``exclusiveMinimum`` without ``minimum``.
     """
-    meta = validator_class(validator_class.META_SCHEMA, format_checker=_REGEX_READER)
+    meta = validator_class(validator_class.META_SCHEMA, format_checker=REGEX_FORMAT_CHECKER)
     error = best_match(e for e in meta.iter_errors(document) if not _harmless(e))
     if error is None:
         return
@@ -265,10 +265,10 @@ def check_metaschema(document: Any, validator_class: type[Validator]) -> None:
     raise ConstraintError(f"invalid JSON Schema at {where}: {message}")
 
 
-_REGEX_READER = jsonschema.FormatChecker(formats=())
+REGEX_FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
 
 
-@_REGEX_READER.checks("regex", raises=regex.error)
+@REGEX_FORMAT_CHECKER.checks("regex", raises=regex.error)
 def _reads_as_regex(instance: object) -> bool:
     """As the judge matches patterns (the ``regex`` package, ``bounded_regex``),
     which also reads the Unicode property escapes ``re`` does not; what
