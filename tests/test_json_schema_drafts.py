@@ -313,6 +313,14 @@ def test_harmless_metaschema_violations_are_accepted() -> None:
     }
     _assert_agrees(schema, ['{"n": 5}', "{}"], ['{"n": "5"}'])
     assert _ignored(schema) == [("exclusiveMaximum", "/properties/n")]
+    described = {
+        **OBJ,
+        "description": 5,
+        "properties": {"n": {"type": "integer", "examples": 3, "deprecated": "use m"}},
+    }
+    _assert_agrees(described, ['{"n": 5}'], ['{"n": "5"}'])
+    with pytest.raises(ConstraintError, match="/properties/description"):
+        compile_json_schema({**OBJ, "properties": {"description": 5}})  # a property so named
 
 
 @pytest.mark.parametrize(

@@ -251,7 +251,8 @@ def check_metaschema(document: Any, validator_class: type[Validator]) -> None:
 
     Violations that neither the compiler nor the judge minds are let through
     (``_harmless``): an empty or repeated ``required``/``enum``/``type`` list,
-    draft-04's ``exclusiveMinimum`` without ``minimum``.
+    draft-04's ``exclusiveMinimum`` without ``minimum``, descriptive
+    annotations of the wrong type (``"description": 5``).
     """
     meta = validator_class(validator_class.META_SCHEMA, format_checker=REGEX_FORMAT_CHECKER)
     error = best_match(e for e in meta.iter_errors(document) if not _harmless(e))
@@ -276,9 +277,23 @@ def _reads_as_regex(instance: object) -> bool:
     return not isinstance(instance, str) or regex.compile(instance) is not None
 
 
+_DESCRIPTIVE = frozenset(
+    {"title", "description", "$comment", "examples", "default", "deprecated", "readOnly"}
+    | {"writeOnly"}
+)
+"""Annotations neither the compiler nor the judge reads: a value of the wrong type
+(``"examples": "x"``, ``"deprecated": "use v2"``) changes nothing."""
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+
+
 def _harmless(error: ValidationError) -> bool:
     path = list(error.absolute_path)
     keyword = path[-1] if path else None
+    parent = path[-2] if len(path) > 1 else None
+    if keyword in _DESCRIPTIVE and parent not in _SCHEMA_MAPS:  # not a property so named
+        return True
     if error.validator in ("minItems", "uniqueItems") and isinstance(error.instance, list):
         return keyword in ("required", "enum", "type")
     # draft-04's metaschema: exclusiveMinimum/Maximum need minimum/maximum (alone they do nothing)
