@@ -30,7 +30,7 @@ backreferences, ``\b``, anchors away from the ends) is refused with its
 position, and so are lookarounds inside groups. Lookaheads in a top-level
 sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``) and lookbehinds that end it
 (``[a-z.]+(?<!\.)$``) are applied to what follows (precedes) them with
-automata (``regex_automaton``); a count after them is folded back in as a
+automata (``lookarounds``); a count after them is folded back in as a
 length (``restrict_length``), a subset where several parts vary. Unicode
 property escapes (``\p{L}``) are the sets the judge's ``regex`` package
 matches (``unicode_properties``).
@@ -39,25 +39,20 @@ The tree is that of ``regex_emit``, which writes it for xgrammar's
 ``pattern`` reader and is shared with the Python-regex translator.
 
 ``minLength``/``maxLength`` next to a pattern or format are ignored by
-xgrammar, so :func:`restrict_length` rewrites the regex itself: where one
-part of the pattern varies in length it gets exact bounds; where several
-do, the length budget is shared between them, which keeps the result sound
-(every string it allows has a valid length) but may leave some valid
-lengths out.
+xgrammar, so ``restrict_length`` (``regex_lengths``) rewrites the regex
+itself.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import sys
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import regex
 
-from grammar_compiler import regex_automaton
+from grammar_compiler import lookarounds
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
     SURROGATES,
@@ -68,6 +63,7 @@ from grammar_compiler.code_points import (
     normalize,
     python_class_escapes,
 )
+from grammar_compiler.lookarounds import Lookahead, Lookbehind
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Alt,
@@ -79,6 +75,7 @@ from grammar_compiler.regex_emit import (
     length_bounds,
     longest_part,
 )
+from grammar_compiler.regex_lengths import restrict_length
 from grammar_compiler.unicode_properties import property_sets
 
 __all__ = [
@@ -221,14 +218,14 @@ class _Parser:
                 "alternative",
                 self.pos - 1,
             )
-        ending: list[_Lookahead] = []
-        while anchored_end and items and isinstance(items[-1], _Lookbehind):
-            ending.insert(0, items.pop().at_the_end())
+        ending: list[Lookahead] = []
+        while anchored_end and items and isinstance(items[-1], Lookbehind):
+            ending.insert(0, items.pop().at_the_end(_ANYTHING))
         if not anchored_start:
             items.insert(0, _ANYTHING)
         if not anchored_end:
             items.append(_ANYTHING)
-        stray = next((item for item in items if isinstance(item, _Lookbehind)), None)
+        stray = next((item for item in items if isinstance(item, Lookbehind)), None)
         if stray is not None:
             raise self.error(
                 "lookbehind is only supported at the end of the pattern, before '$'",
@@ -236,91 +233,13 @@ class _Parser:
             )
         return self._resolved([*ending, *items])
 
-    def _resolved(self, items: list[Node | _Lookahead | _Lookbehind]) -> Node:
-        """The sequence with each run of lookaheads applied to all that follows it."""
-        tail: list[Node] = []
-        index = len(items)
-        while index > 0:
-            index -= 1
-            item = items[index]
-            if not isinstance(item, _Lookahead):
-                tail.insert(0, item)
-                continue
-            run = [item]
-            while index > 0 and isinstance(items[index - 1], _Lookahead):
-                index -= 1
-                run.insert(0, items[index])
-            tail = [self._looked_ahead(run, _sequence_node(tail))]
-        return Seq(tuple(tail))
-
-    def _looked_ahead(self, run: list[_Lookahead], rest: Node) -> Node:
-        """``rest`` cut to the texts every lookahead of ``run`` allows
-        (``regex_automaton``).
-
-        Counts over one set (``[0-9]{6,10}``, ``.{8,}`` after the
-        lookaheads, a length check such as ``(?=.{1,253}$)``) become a state
-        per character: ``rest``'s is tried in the automata with a small
-        bound on what is written back (exact), and otherwise, like the
-        length checks, kept out as length bounds and folded back in with
-        ``restrict_length`` (a subset where several parts vary).
-        """
-        counted = _count_over_one_set(rest)
-        if counted is not None:
-            try:
-                return self._cut(run, rest, 0, None, _EXACT_COUNT_TREE)
-            except regex_automaton.TooComplex:
-                rest, low, high = counted
-                return self._bounded(run, rest, low, high)
-        return self._bounded(run, rest, 0, None)
-
-    def _bounded(self, run: list[_Lookahead], rest: Node, low: int, high: int | None) -> Node:
-        """As ``_cut``; where the regex written back is long (classes of many
-        ranges, ``[^\\w\\s]`` over the whole plane, repeated across the
-        automaton's paths), cut to printable ASCII instead: a subset, but one
-        xgrammar compiles in a fraction of the time."""
+    def _resolved(self, items: list[Node | Lookahead | Lookbehind]) -> Node:
         try:
-            cut = self._cut(run, rest, low, high, regex_automaton.MAX_TREE_SIZE)
-            if len(to_xgrammar(cut)) <= _LONG_REGEX:
-                return cut
-            ascii_only = regex_automaton.intersection(rest, _ASCII_TEXT)
-            if ascii_only is None:
-                return cut
-            shorter = self._cut(run, ascii_only, low, high, regex_automaton.MAX_TREE_SIZE)
-            return shorter if len(to_xgrammar(shorter)) < len(to_xgrammar(cut)) else cut
-        except regex_automaton.TooComplex as error:
-            raise self.error(
-                f"the lookahead cannot be written as one regex: {error}", run[0].start
-            ) from None
+            return lookarounds.resolved(items)
+        except lookarounds.LookaroundError as error:
+            raise self.error(error.message, error.start) from None
 
-    def _cut(
-        self, run: list[_Lookahead], rest: Node, low: int, high: int | None, max_size: int
-    ) -> Node:
-        steps = []
-        for lookahead in run:
-            counted = None if lookahead.negative else _count_over_one_set(lookahead.node)
-            if counted is None:
-                steps.append(lookahead)
-                continue
-            node, count_low, count_high = counted
-            low = max(low, count_low)
-            high = count_high if high is None else min(high, count_high or high)
-            steps.append(_Lookahead(node, False, lookahead.start))
-        allowed: Node | None = rest
-        for step in steps:
-            combine = regex_automaton.difference if step.negative else regex_automaton.intersection
-            allowed = combine(allowed, step.node, max_size=max_size)
-            if allowed is None:
-                raise self.error("no text satisfies the lookahead", step.start)
-        bounded = None if high is not None and high < low else restrict_length(allowed, low, high)
-        if bounded is None:
-            raise self.error(
-                "no text of the lengths the lookahead and the count allow can be written "
-                "as one regex",
-                run[0].start,
-            )
-        return bounded
-
-    def _lookaround(self) -> _Lookahead | _Lookbehind:
+    def _lookaround(self) -> Lookahead | Lookbehind:
         """``(?=...)``, ``(?!...)`` in a top-level sequence: what the rest of the
         text must (must not) start with, a ``$`` may end its alternatives;
         ``(?<=...)``, ``(?<!...)``: what the text before must (not) end with."""
@@ -336,7 +255,7 @@ class _Parser:
             raise self.error("missing ')'", start)
         self.pos += 1
         node = options[0] if len(options) == 1 else Alt(tuple(options))
-        return (_Lookbehind if behind else _Lookahead)(node, negative, start)
+        return (Lookbehind if behind else Lookahead)(node, negative, start)
 
     def _lookaround_alternative(self, behind: bool) -> Node:
         if behind:
@@ -362,9 +281,9 @@ class _Parser:
 
     def _sequence(
         self, *, nested: bool, may_end: bool = False
-    ) -> list[Node | _Lookahead | _Lookbehind]:
+    ) -> list[Node | Lookahead | Lookbehind]:
         """``may_end``: a nested sequence that a ``$`` may end (a lookahead's)."""
-        items: list[Node | _Lookahead | _Lookbehind] = []
+        items: list[Node | Lookahead | Lookbehind] = []
         while self.peek() not in ("", "|", ")"):
             char = self.peek()
             if char == "$" and (not nested or may_end):
@@ -622,46 +541,6 @@ def _sequence_node(items: list[Node]) -> Node:
     return items[0] if len(items) == 1 else Seq(tuple(items))
 
 
-_LONG_REGEX = 16_000
-"""Characters of a lookahead's regex past which printable ASCII is tried instead."""
-_ASCII_TEXT = Repeat(Chars(intersect(_GENERATABLE, ((0x20, 0x7E),))), 0, None)
-_EXACT_COUNT_TREE = 400
-"""The most parts a lookahead's result with its count inside may take
-(``^(?!0+$)[0-9]{6,10}$`` takes about 100; two lookaheads before ``{8,16}`` 3,000)."""
-
-
-def _count_over_one_set(node: Node) -> tuple[Node, int, int | None] | None:
-    """``S{m,n}`` as (``S*``, m, n); None for anything else, or ``S*`` itself."""
-    if not isinstance(node, Repeat) or not isinstance(node.item, Chars):
-        return None
-    if (node.low, node.high) == (0, None):
-        return None
-    return Repeat(node.item, 0, None), node.low, node.high
-
-
-@dataclass(frozen=True)
-class _Lookahead:
-    """A lookahead met in a top-level sequence, applied once the sequence is read."""
-
-    node: Node  # what the rest of the text must (must not) match
-    negative: bool
-    start: int  # its offset in the pattern, for errors
-
-
-@dataclass(frozen=True)
-class _Lookbehind:
-    """A lookbehind met in a top-level sequence; supported where it ends the text."""
-
-    node: Node  # what the text before must (must not) end with
-    negative: bool
-    start: int
-
-    def at_the_end(self) -> _Lookahead:
-        """Ending the text, it says what the whole text must (not) end with:
-        a lookahead at the very start (``a(?<!_)$`` is ``(?!.*_$)a$``)."""
-        return _Lookahead(Seq((_ANYTHING, self.node)), self.negative, self.start)
-
-
 def parse_pattern(pattern: str) -> Node:
     """The strings JSON Schema ``pattern`` accepts, as far as both dialects and JSON agree.
 
@@ -829,132 +708,6 @@ def any_string(min_length: int, max_length: int | None) -> Node:
     characters (a tab) into the string: invalid JSON.
     """
     return Repeat(Chars(_GENERATABLE), min_length, max_length)
-
-
-def restrict_length(node: Node, min_length: int, max_length: int | None) -> Node | None:
-    """A regex for strings of ``node`` whose length is within the bounds, or None.
-
-    Exact when at most one part of the pattern varies in length; otherwise a
-    subset (the length budget is shared out), so None may also mean "cannot
-    be expressed this way" rather than "impossible".
-    """
-    result: Node | None = node
-    if max_length is not None:
-        result = _at_most(node, max_length)
-    if result is not None and min_length > 0:
-        result = _at_least(result, min_length)
-    if result is None:
-        return None
-    low, high = length_bounds(result)
-    within = low >= min_length and (max_length is None or (high is not None and high <= max_length))
-    if not within:
-        raise AssertionError(f"length restriction went wrong: {low}..{high}")
-    return result
-
-
-def _at_most(node: Node, limit: int) -> Node | None:
-    low, high = length_bounds(node)
-    if high is not None and high <= limit:
-        return node
-    if low > limit:
-        return None
-    if isinstance(node, Alt):
-        return _alternatives(_at_most(option, limit) for option in node.options)
-    if isinstance(node, Seq):
-        return _share(node, limit, _at_most)
-    assert isinstance(node, Repeat)
-    item_low, item_high = length_bounds(node.item)
-    if item_low == item_high:  # every repetition has the same length (> 0 here)
-        return Repeat(node.item, node.low, min(_cap(node.high), limit // item_low))
-    count = _best_count(node, limit)
-    item = _at_most(node.item, limit // count)
-    return None if item is None else Repeat(item, node.low, count)
-
-
-def _best_count(node: Repeat, limit: int) -> int:
-    """How many repetitions of a varying-length item to allow under a length limit.
-
-    Each repetition then gets ``limit // count`` characters. Counting on
-    repetitions of up to 16 characters (or the item's longest, if shorter)
-    keeps several fair-sized labels in ``(\\.label)*`` rather than one long one.
-    """
-    item_low, item_high = length_bounds(node.item)
-    share = min(_cap(item_high), max(_TYPICAL_REPETITION, item_low))
-    return max(node.low, 1, min(_cap(node.high), limit // share))
-
-
-_TYPICAL_REPETITION = 16
-
-
-def _at_least(node: Node, limit: int) -> Node | None:
-    low, high = length_bounds(node)
-    if low >= limit:
-        return node
-    if high is not None and high < limit:
-        return None
-    if isinstance(node, Alt):
-        return _alternatives(_at_least(option, limit) for option in node.options)
-    if isinstance(node, Seq):
-        return _share(node, limit, _at_least)
-    assert isinstance(node, Repeat)
-    item_low, item_high = length_bounds(node.item)
-    if item_low == item_high:
-        count = -(-limit // item_low)
-        return Repeat(node.item, max(node.low, count), node.high)
-    if item_low > 0:  # enough repetitions of even the shortest: every item kept whole
-        count = max(node.low, -(-limit // item_low))
-        if node.high is None or count <= node.high:
-            return Repeat(node.item, count, node.high)
-    count = max(node.low, 1) if item_high is None else max(node.low, -(-limit // item_high))
-    if node.high is not None and count > node.high:
-        return None
-    item = _at_least(node.item, -(-limit // count))
-    return None if item is None else Repeat(item, count, node.high)
-
-
-def _cap(high: int | None) -> int:
-    return sys.maxsize if high is None else high
-
-
-def _alternatives(options: Iterable[Node | None]) -> Node | None:
-    kept = tuple(option for option in options if option is not None)
-    if not kept:
-        return None
-    return kept[0] if len(kept) == 1 else Alt(kept)
-
-
-def _share(node: Seq, limit: int, restrict) -> Node | None:
-    """Apply a length limit to a sequence by giving each varying item its share.
-
-    For an upper limit, the slack above the items' minimum lengths is split
-    evenly between the items that vary; for a lower limit, the missing
-    length is taken from the last items that can grow (the free tail of a
-    pattern, ``[^@]+@[a-z]+`` or what a lookahead leaves after what it
-    requires, rather than the part before the first required character).
-    """
-    bounds = [length_bounds(item) for item in node.items]
-    varying = [i for i, (low, high) in enumerate(bounds) if low != high]
-    targets = {}
-    if restrict is _at_most:
-        slack = limit - sum(low for low, _ in bounds)
-        for i in varying:
-            targets[i] = bounds[i][0] + slack // len(varying)
-    else:
-        missing = limit - sum(low for low, _ in bounds)
-        for i in reversed(varying):
-            room = _cap(bounds[i][1]) - bounds[i][0]
-            take = min(missing, room)
-            if take > 0:
-                targets[i] = bounds[i][0] + take
-                missing -= take
-    items = []
-    for i, item in enumerate(node.items):
-        if i in targets:
-            item = restrict(item, targets[i])
-            if item is None:
-                return None
-        items.append(item)
-    return Seq(tuple(items))
 
 
 # ---------------------------------------------------------------------------

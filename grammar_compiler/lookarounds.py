@@ -1,0 +1,160 @@
+"""Lookaheads and lookbehinds of a regex's top-level sequence, applied with automata.
+
+Both regex dialects read here (ECMA-262 patterns, ``ecma_regex``; Python
+regexes, ``regex``) hand over the top-level sequence of one alternative as
+trees with ``Lookahead`` markers between them: ``^(?=.*[A-Z])(?=.*\\d).{8,}$``
+is ``[Lookahead(.*[A-Z]...), Lookahead(.*\\d...), .{8,}]``. Each run of
+lookaheads cuts what follows it to the texts it allows (``regex_automaton``:
+intersection, or difference for ``(?!``); a lookbehind that ends the text
+says what the whole text ends with, so it becomes a lookahead at the start
+(``Lookbehind.at_the_end``).
+
+Counts over one set (``[0-9]{6,10}``, ``.{8,}``, a length check such as
+``(?=.{1,253}$)``) become a state per character. A count after the
+lookaheads is tried inside the automata with a small bound on the regex
+written back (exact); otherwise it and length checks are kept out as
+length bounds and folded back in with ``restrict_length``: a subset where
+several parts of the result vary. A regex written back that is still long
+(classes of many ranges repeated over the automaton's paths) is cut to
+printable ASCII, a subset xgrammar compiles far faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grammar_compiler import regex_automaton
+from grammar_compiler.regex_emit import PATTERN_SYNTAX, Chars, Node, Repeat, Seq, emit
+from grammar_compiler.regex_lengths import restrict_length
+
+EXACT_COUNT_TREE = 400
+"""The most parts a result with its count inside may take (``^(?!0+$)[0-9]{6,10}$``
+takes about 100; two lookaheads before ``{8,16}`` 3,000)."""
+LONG_REGEX = 16_000
+"""Characters of a result past which printable ASCII is tried instead."""
+_PRINTABLE_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+"""Printable ASCII but ``"`` and backslash, which a patterned JSON string cannot hold."""
+_ASCII_TEXT = Repeat(Chars(_PRINTABLE_ASCII), 0, None)
+
+
+class LookaroundError(ValueError):
+    """A lookaround that cannot be applied, and its offset in the regex."""
+
+    def __init__(self, message: str, start: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.start = start
+
+
+@dataclass(frozen=True)
+class Lookahead:
+    """A lookahead met in a top-level sequence, applied once the sequence is read."""
+
+    node: Node  # what the rest of the text must (must not) match
+    negative: bool
+    start: int  # its offset in the regex, for errors
+
+
+@dataclass(frozen=True)
+class Lookbehind:
+    """A lookbehind met in a top-level sequence; supported where it ends the text."""
+
+    node: Node  # what the text before must (must not) end with
+    negative: bool
+    start: int
+
+    def at_the_end(self, anything: Node) -> Lookahead:
+        """Ending the text, it says what the whole text must (not) end with:
+        a lookahead at the very start (``a(?<!_)$`` is ``(?!.*_$)a$``)."""
+        return Lookahead(Seq((anything, self.node)), self.negative, self.start)
+
+
+def resolved(items: list[Node | Lookahead | Lookbehind]) -> Node:
+    """The sequence with each run of lookaheads applied to all that follows it.
+
+    Raises:
+        LookaroundError: a lookbehind not at the end, no text left, or automata
+            past their bounds.
+    """
+    stray = next((item for item in items if isinstance(item, Lookbehind)), None)
+    if stray is not None:
+        raise LookaroundError(
+            "lookbehind is only supported at the end of the pattern, before '$'", stray.start
+        )
+    tail: list[Node] = []
+    index = len(items)
+    while index > 0:
+        index -= 1
+        item = items[index]
+        if not isinstance(item, Lookahead):
+            tail.insert(0, item)  # type: ignore[arg-type]
+            continue
+        run = [item]
+        while index > 0 and isinstance(items[index - 1], Lookahead):
+            index -= 1
+            run.insert(0, items[index])  # type: ignore[arg-type]
+        tail = [_looked_ahead(run, tail[0] if len(tail) == 1 else Seq(tuple(tail)))]
+    return Seq(tuple(tail))
+
+
+def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
+    counted = _count_over_one_set(rest)
+    if counted is not None:
+        try:
+            return _cut(run, rest, 0, None, EXACT_COUNT_TREE)
+        except regex_automaton.TooComplex:
+            rest, low, high = counted
+            return _bounded(run, rest, low, high)
+    return _bounded(run, rest, 0, None)
+
+
+def _bounded(run: list[Lookahead], rest: Node, low: int, high: int | None) -> Node:
+    try:
+        cut = _cut(run, rest, low, high, regex_automaton.MAX_TREE_SIZE)
+        if len(emit(cut, PATTERN_SYNTAX)) <= LONG_REGEX:
+            return cut
+        ascii_only = regex_automaton.intersection(rest, _ASCII_TEXT)
+        if ascii_only is None:
+            return cut
+        shorter = _cut(run, ascii_only, low, high, regex_automaton.MAX_TREE_SIZE)
+        longer = len(emit(shorter, PATTERN_SYNTAX)) >= len(emit(cut, PATTERN_SYNTAX))
+        return cut if longer else shorter
+    except regex_automaton.TooComplex as error:
+        raise LookaroundError(
+            f"the lookahead cannot be written as one regex: {error}", run[0].start
+        ) from None
+
+
+def _cut(run: list[Lookahead], rest: Node, low: int, high: int | None, max_size: int) -> Node:
+    steps = []
+    for lookahead in run:
+        counted = None if lookahead.negative else _count_over_one_set(lookahead.node)
+        if counted is None:
+            steps.append(lookahead)
+            continue
+        node, count_low, count_high = counted
+        low = max(low, count_low)
+        high = count_high if high is None else min(high, count_high or high)
+        steps.append(Lookahead(node, False, lookahead.start))
+    allowed: Node | None = rest
+    for step in steps:
+        combine = regex_automaton.difference if step.negative else regex_automaton.intersection
+        allowed = combine(allowed, step.node, max_size=max_size)
+        if allowed is None:
+            raise LookaroundError("no text satisfies the lookahead", step.start)
+    bounded = None if high is not None and high < low else restrict_length(allowed, low, high)
+    if bounded is None:
+        raise LookaroundError(
+            "no text of the lengths the lookahead and the count allow can be written as one regex",
+            run[0].start,
+        )
+    return bounded
+
+
+def _count_over_one_set(node: Node) -> tuple[Node, int, int | None] | None:
+    """``S{m,n}`` as (``S*``, m, n); None for anything else, or ``S*`` itself."""
+    if not isinstance(node, Repeat) or not isinstance(node.item, Chars):
+        return None
+    if (node.low, node.high) == (0, None):
+        return None
+    return Repeat(node.item, 0, None), node.low, node.high
