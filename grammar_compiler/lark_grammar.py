@@ -107,7 +107,7 @@ from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
 from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
 from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTerminal
-from grammar_compiler.regex import compile_regex
+from grammar_compiler.regex import compile_regex, lookaround_in
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import first_characters
@@ -551,6 +551,13 @@ class _Translation:
         token = self.source.pattern_token(definition.name, pattern)
         value = _EQUIVALENTS.get(pattern.value, pattern.value)
         regex = PatternRE(value, pattern.flags).to_regexp()
+        lookaround = lookaround_in(regex)
+        if lookaround is not None:
+            raise self.source.error(
+                f"terminal {_shown(definition.name)} uses a {lookaround}, which lark's lexer "
+                "applies to the text after the token too",
+                token,
+            )
         try:
             translated = compile_regex(regex)
         except ConstraintError as err:

@@ -51,7 +51,12 @@ Translation rules (Python pattern -> xgrammar regex):
   xgrammar forces the former in time quadratic in ``m`` (``regex_emit``).
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
 
-Rejected: lookahead/lookbehind (negative too), backreferences, conditionals,
+Lookaheads in the pattern's own sequence (or one of its top-level
+alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, and lookbehinds that end it,
+``[a-z-]+(?<!-)``, are applied with automata (``lookarounds``): the whole
+output is matched, so a lookahead cuts what follows it to the end.
+
+Rejected: lookarounds inside groups, backreferences, conditionals,
 atomic groups, possessive quantifiers, ``\b``/``\B``, the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
@@ -77,6 +82,7 @@ from typing import NamedTuple
 import regex as partial_regex
 import xgrammar
 
+from grammar_compiler import lookarounds
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -87,6 +93,7 @@ from grammar_compiler.code_points import (
     python_class_escapes,
 )
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.lookarounds import Lookahead, Lookbehind
 from grammar_compiler.regex_emit import REGEX_SYNTAX, Alt, Chars, Node, Repeat, Seq, emit
 from grammar_compiler.shortest import capped, over_limit, times, too_long
 
@@ -123,6 +130,16 @@ class _Feature(Enum):
     END_ANCHOR = r"'$' or '\Z'"
 
 
+_LOOKAROUND_FEATURES = frozenset(
+    {
+        _Feature.LOOKAHEAD,
+        _Feature.NEGATIVE_LOOKAHEAD,
+        _Feature.LOOKBEHIND,
+        _Feature.NEGATIVE_LOOKBEHIND,
+    }
+)
+
+
 class _Rejection(Exception):
     """Raised while translating; turned into a located ConstraintError."""
 
@@ -151,6 +168,12 @@ def compile_regex(pattern: str | list[str]) -> str:
     result = "|".join(pieces)
     _confirm_with_xgrammar(result, pieces if indexed else None)
     return result
+
+
+def lookaround_in(pattern: str) -> str | None:
+    """The first lookaround the pattern holds, named as users know it; None if none."""
+    mark = next((m for m in _Scanner(pattern).marks if m.feature in _LOOKAROUND_FEATURES), None)
+    return None if mark is None else mark.feature.value
 
 
 def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
@@ -277,6 +300,12 @@ def _translate(text: str, index: int | None) -> str:
         ) from None
     except _Rejection as rejection:
         raise _located_error(text, rejection.feature, index) from None
+    except lookarounds.LookaroundError as error:
+        lookaround = next(
+            (m for m in _Scanner(text).marks if m.feature in _LOOKAROUND_FEATURES), None
+        )
+        position = lookaround.start if lookaround else None
+        raise ConstraintError(error.message, position=position, pattern_index=index) from None
     except ConstraintError as err:  # a construct this module does not know at all
         raise ConstraintError(err.message, pattern_index=index) from None
     except RecursionError:
@@ -340,7 +369,9 @@ def _tree_node(tree: _parser.SubPattern) -> Node:
         ascii=bool(flags & re.ASCII),
         ignore_case=bool(flags & re.IGNORECASE),
     )
-    return _sequence_node(tree, context)
+    if len(tree) == 1 and tree[0][0] is _parser.BRANCH:  # alternatives, each a top sequence
+        return Alt(tuple(_sequence_node(branch, context, top=True) for branch in tree[0][1][1]))
+    return _sequence_node(tree, context, top=True)
 
 
 def _check_flags(flags: int) -> None:
@@ -348,17 +379,19 @@ def _check_flags(flags: int) -> None:
         raise _Rejection(_Feature.TEMPLATE)
 
 
-def _sequence_node(items: Sequence[tuple], context: _Context) -> Node:
+def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = False) -> Node:
     """The nodes in a row, each told whether it sits where the match starts/ends.
 
     Only zero-width anchors may come before a node that is at the start (or
-    after one at the end): anything else may consume text.
+    after one at the end): anything else may consume text. ``top``: the
+    pattern's own sequence (or one of its alternatives), where lookaheads,
+    and lookbehinds that end it, are applied (``lookarounds``).
     """
     consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
     first = consuming[0] if consuming else len(items)
     last = consuming[-1] if consuming else -1
     nodes = [
-        _node(
+        (_lookaround if top and op in _LOOKAROUNDS else _node)(
             op,
             av,
             replace(
@@ -370,7 +403,35 @@ def _sequence_node(items: Sequence[tuple], context: _Context) -> Node:
         for i, (op, av) in enumerate(items)
     ]
     kept = [node for node in nodes if node != _NOTHING]
+    if any(isinstance(node, (Lookahead, Lookbehind)) for node in kept):
+        ending = []
+        while isinstance(kept[-1], Lookbehind):  # the whole output is matched: at its end
+            ending.insert(0, kept.pop().at_the_end(_ANY_TEXT))
+        return lookarounds.resolved([*ending, *kept])
     return kept[0] if len(kept) == 1 else Seq(tuple(kept))
+
+
+_LOOKAROUNDS = (_parser.ASSERT, _parser.ASSERT_NOT)
+_ANY_TEXT = Repeat(Chars(SCALAR_VALUES), 0, None)
+
+
+def _lookaround(op: object, av: object, context: _Context) -> Lookahead | Lookbehind:
+    """A lookahead's text is what follows it to the end of the output, unless
+    it ends with ``$`` (``(?!admin$)``); a lookbehind's ends where it stands."""
+    direction, items = av
+    inner = replace(context, at_start=False, at_end=False)
+    if direction < 0:
+        return Lookbehind(_sequence_node(list(items), inner), op is _parser.ASSERT_NOT, 0)
+    return Lookahead(_lookahead_text(list(items), inner), op is _parser.ASSERT_NOT, 0)
+
+
+def _lookahead_text(items: list[tuple], context: _Context) -> Node:
+    """What a lookahead (or one of its alternatives) lets the rest of the output be."""
+    if len(items) == 1 and items[0][0] is _parser.BRANCH:
+        return Alt(tuple(_lookahead_text(list(branch), context) for branch in items[0][1][1]))
+    if items and items[-1][0] is _parser.AT and items[-1][1] in _END_ANCHORS:
+        return _sequence_node(items[:-1], context)
+    return Seq((_sequence_node(items, context), _ANY_TEXT))
 
 
 _NOTHING = Seq(())

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grammar_compiler import ecma_regex, regex_automaton
+from grammar_compiler import compile_regex, ecma_regex, regex_automaton
 from grammar_compiler.regex_emit import PATTERN_SYNTAX, Chars, Repeat, Seq, emit
 
 ALPHABET = "ab-"
@@ -113,3 +113,27 @@ def test_a_long_lookahead_regex_is_cut_to_printable_ascii() -> None:
     for text in ("aA1!bbbbbb", "Zz9#" + "x" * 20):
         assert re.fullmatch(written, text) and re.search(pattern, text), text
     assert not re.fullmatch(written, "aA1bbbbbbbbb")  # no character outside \w and \s
+
+
+@pytest.mark.parametrize(
+    ("pattern", "exact"),
+    [
+        ("(?=.*a)(?=.*b)[ab-]*", True),
+        ("^(?!a$|b$)[ab]+$", True),
+        ("(?!.*--)[ab-]+(?<!-)", True),
+        ("a(?!b)[ab-]*", True),
+        ("x?(?=a)a|(?!a)[ab]", True),  # each top-level alternative has its own
+        ("(?=[ab]{2,4}$).*", True),
+        ("(?=.*a)(?=.*b)[ab-]{3,}", False),
+    ],
+)
+def test_python_regex_lookarounds_keep_the_texts_python_fully_matches(
+    pattern: str, exact: bool
+) -> None:
+    """A ``regex`` constraint matches the whole output: its lookaheads cut what
+    follows them, through the same automata as JSON Schema patterns."""
+    translated = compile_regex(pattern)
+    for text in TEXTS:
+        expected = re.fullmatch(pattern, text) is not None
+        written = re.fullmatch(translated, text) is not None
+        assert written == expected if exact else (not written or expected), text
