@@ -21,6 +21,7 @@ PATTERNS = {
     "classes": r"[A-Z][a-z]{2,5} [0-9]{1,3}",
     "unicode": r"(café|naïve|日本語|😀)+",
     "anchored": r"^yes|no$",
+    "lookarounds": r"(?=.*\d)(?!0)[a-z0-9]{4,8}(?<!x)",
 }
 
 
