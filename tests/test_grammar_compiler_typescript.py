@@ -651,6 +651,17 @@ def test_program_statements_are_set_aside_until_used() -> None:
         compile_typescript(SET_ASIDE_SOURCE, "Missing")
 
 
+def test_a_body_set_aside_ends_at_its_brace_when_a_statement_follows_on_its_line() -> None:
+    """Minified or one-line sources put the next declaration after the ``}``."""
+    one_line = "function f() { return { a: 1 } } class C { x = 1 } interface A { n: number }"
+    decoder = Decoder(compile_typescript(one_line, "A").value)
+    assert decoder.accepts('{"n": 1}')
+    with pytest.raises(ConstraintError, match=r"'namespace' at line 1, column 1"):
+        compile_typescript("namespace NS { export interface A { x: number } } type T = NS.A;", "T")
+    typed = "function f(): { a: number } { return { a: 1 } } interface A { n: string }"
+    assert Decoder(compile_typescript(typed, "A").value).accepts('{"n": "x"}')
+
+
 @pytest.mark.parametrize(
     ("declaration", "schema"),
     [

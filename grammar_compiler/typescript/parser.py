@@ -337,7 +337,9 @@ class _Parser:
 
     def _skip_statement(self) -> None:
         """Passes over the rest of a statement this reader does not parse: up to a
-        ``;`` outside brackets, or a line that starts a new statement."""
+        ``;`` outside brackets, a line that starts a new statement, or a body's
+        closing ``}`` followed by a new statement on the same line (``function
+        f() { ... } type T = ...``)."""
         depth = 0
         first = self.index
         while self.token.kind != "end":
@@ -355,6 +357,8 @@ class _Parser:
                     raise self.error(f"unexpected {describe(token)}")
                 depth -= 1
             self.advance()
+            if depth == 0 and token.text == "}" and self.token.text in _STATEMENT_STARTS:
+                return
 
     def _export_list(self) -> list[Token]:
         self.expect("{")
