@@ -647,8 +647,8 @@ def test_program_statements_are_set_aside_until_used() -> None:
         assert (caught.value.line, caught.value.column) == (line, column), str(caught.value)
     with pytest.raises(ConstraintError, match=r"'class'.* at line 15, column 8"):
         compile_typescript(SET_ASIDE_SOURCE, "Cart")
-    with pytest.raises(ConstraintError, match=r"declared types: Order$"):
-        compile_typescript(SET_ASIDE_SOURCE, "Missing")
+    with pytest.raises(ConstraintError, match=r"declared types: Order, Window$"):
+        compile_typescript(SET_ASIDE_SOURCE, "Missing")  # Window: declare global's
 
 
 def test_a_body_set_aside_ends_at_its_brace_when_a_statement_follows_on_its_line() -> None:
@@ -660,6 +660,23 @@ def test_a_body_set_aside_ends_at_its_brace_when_a_statement_follows_on_its_line
         compile_typescript("namespace NS { export interface A { x: number } } type T = NS.A;", "T")
     typed = "function f(): { a: number } { return { a: 1 } } interface A { n: string }"
     assert Decoder(compile_typescript(typed, "A").value).accepts('{"n": "x"}')
+
+
+def test_ambient_module_and_global_declarations_are_read() -> None:
+    """A ``.d.ts`` file declares its types inside ``declare module "m" { ... }``."""
+    source = """\
+declare module "my-sdk" {
+  export interface Config { url: string; retries?: number; mode: Mode }
+  export type Mode = "fast" | "safe";
+}
+declare global {
+  interface Settings { theme: "dark" | "light" }
+}
+"""
+    decoder = Decoder(compile_typescript(source, "Config").value)
+    assert decoder.accepts('{"url": "u", "mode": "fast"}')
+    assert not decoder.accepts('{"url": "u", "mode": "slow"}')
+    assert Decoder(compile_typescript(source, "Settings").value).accepts('{"theme": "dark"}')
 
 
 @pytest.mark.parametrize(

@@ -165,8 +165,17 @@ class _Parser:
 
     def declarations(self) -> Declarations:
         found = Declarations({}, {})
+        exported_names = self._statements(found, closing=None)
+        for token in exported_names:
+            if token.text not in found.types and token.text not in found.values:
+                raise self.error(f"export of undeclared type {token.text!r}", token)
+        return found
+
+    def _statements(self, found: Declarations, closing: str | None) -> list[Token]:
+        """The statements up to the end, or up to ``closing`` (an ambient block's
+        ``}``), added to ``found``; the names exported by ``export { ... }``."""
         exported_names: list[Token] = []
-        while self.token.kind != "end":
+        while self.token.kind != "end" and not (closing and self.at(closing)):
             if self.accept(";"):
                 continue
             start = self.token
@@ -193,10 +202,7 @@ class _Parser:
                 self._set_aside_scope(found)
             else:
                 self._add_type(found, self._type_declaration(start, description))
-        for token in exported_names:
-            if token.text not in found.types and token.text not in found.values:
-                raise self.error(f"export of undeclared type {token.text!r}", token)
-        return found
+        return exported_names
 
     def _type_declaration(self, start: Token, description: str | None) -> Declaration:
         """A type, interface or enum; one that uses a construct outside the subset is
@@ -252,7 +258,16 @@ class _Parser:
 
     def _set_aside_scope(self, found: Declarations) -> None:
         """A namespace (its name kept with the refusal: ``NS.T`` is a qualified
-        name), or ``declare global`` / ``declare module "m"`` (passed over)."""
+        name); ``declare global { ... }`` and ``declare module "m" { ... }``, whose
+        declarations are read as if written outside (a ``.d.ts`` file's way)."""
+        if self.at("global") or (self.at("module") and self.peek().kind == "string"):
+            self.advance()
+            if self.token.kind == "string":
+                self.advance()
+            if self.accept("{"):
+                self._statements(found, closing="}")
+                self.expect("}")
+            return
         keyword = self.advance()
         refusal = self.unsupported(_SCOPES[keyword.text], keyword)
         name = self.token if self.token.kind == "name" and keyword.text != "global" else None
