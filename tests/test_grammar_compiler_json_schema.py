@@ -606,7 +606,7 @@ UNENFORCEABLE = [
         "/properties/tags",
         id="uniqueItems-nested",
     ),
-    pytest.param({**OBJ, "minProperties": 1}, "minProperties", "the root", id="minProperties-open"),
+    pytest.param({**OBJ, "minProperties": 2}, "minProperties", "the root", id="minProperties-open"),
     pytest.param(
         {"type": "string", "not": {"pattern": "^[0-9]{3,300}$"}}, "not", "the root", id="not"
     ),
@@ -1413,3 +1413,10 @@ def test_min_properties_over_free_names_in_a_schema_given_whole() -> None:
     _assert_sound(json.dumps({**schema, "maxProperties": 3}), walks=40, whole=True)
     assert "minProperties" in _refused({**schema, "propertyNames": {"maxLength": 2}}, whole=True)
     assert "only in a schema given whole" in _refused(schema)
+    patterned = {**schema, "propertyNames": {"pattern": "^[a-z]+$"}, "maxProperties": 3}
+    constraint, decoder = _compiled(json.dumps(patterned), whole=True)  # names can go on
+    assert decoder.accepts('{"a": 1, "ab": 2}') and not decoder.accepts('{"a": 1, "a": 2}')
+    _assert_sound(json.dumps(patterned), walks=40, whole=True)
+    one = {**schema, "minProperties": 1, "propertyNames": {"maxLength": 2}}
+    constraint, decoder = _compiled(json.dumps(one))  # one member is one name, guard or not
+    assert decoder.accepts('{"a": 1}') and not decoder.accepts("{}")

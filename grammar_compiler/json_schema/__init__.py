@@ -45,8 +45,9 @@ patternProperties           partly    declared names matching a pattern get its
                                       that could apply (none where none fits)
 propertyNames               enforced  string keywords, as for strings below
 minProperties               partly    only if no undeclared names can be generated
-                                      (xgrammar lets them repeat) or it is implied;
-                                      with ``decoder_guard``, over free names too
+                                      (xgrammar lets them repeat), it is implied,
+                                      or it is 1; with ``decoder_guard``, over
+                                      names that can always go on too
 maxProperties               enforced  native
 dependentRequired, -Schemas enforced  as branches: trigger absent, or present with
 dependencies                          what it requires (``dependencies``, read

@@ -572,7 +572,7 @@ class Compiler:
                 items = self.node(raw_items, f"{where}/items")
         max_items = _optional_int(schema.get("maxItems"))
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
-        distinct = None if prefix else _distinct_values(items)
+        distinct = None if prefix else distinct_values(items)
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -909,7 +909,7 @@ MAX_LISTED_INTEGERS = 256
 """Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
 
 
-def _distinct_values(node: Node | None) -> float | None:
+def distinct_values(node: Node | None) -> float | None:
     """How many distinct items an array of ``node`` can hold, where the decoder
     keeps its items apart exactly (``engine.json_repeats``); None where it does
     not. Listed values (the decoder stops a taken one as soon as writing it is
@@ -924,7 +924,7 @@ def _distinct_values(node: Node | None) -> float | None:
         plain = all(value is None or isinstance(value, (str, int)) for value in node.enum)
         return len(node.enum) if plain else None
     if node.any_of is not None:
-        counts = [_distinct_values(branch) for branch in node.any_of]
+        counts = [distinct_values(branch) for branch in node.any_of]
         if any(count is None or count == math.inf for count in counts):
             return None
         return sum(count for count in counts if count is not None)

@@ -19,6 +19,7 @@ from grammar_compiler.json_schema.nodes import (
     KINDS,
     Bound,
     Node,
+    Regex,
     Unmergeable,
     effective_kinds,
     implied_kinds,
@@ -26,7 +27,7 @@ from grammar_compiler.json_schema.nodes import (
     tighter_lower,
     tighter_upper,
 )
-from grammar_compiler.json_schema.normalize import Compiler, pattern_covers
+from grammar_compiler.json_schema.normalize import Compiler, distinct_values, pattern_covers
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
 
@@ -601,6 +602,18 @@ class Renderer:
         origins = node.property_names.origins
         return lambda name: bool(self.compiler.filter_values([name], origins, node.where))
 
+    def _endless_names(self, node: Node) -> bool:
+        """Whether every undeclared name the object may take can always be made
+        longer (``distinct_values``): ``propertyNames`` and each pattern."""
+        names = [] if node.property_names is None else [_as_string(node.property_names)]
+        for pattern, _ in node.pattern_properties:
+            try:
+                regex = Regex(ecma_regex.parse_pattern(pattern), "pattern", node.where)
+            except ecma_regex.PatternError:
+                return False
+            names.append(Node(where=node.where, kinds=frozenset({"string"}), regexes=(regex,)))
+        return all(distinct_values(name) == math.inf for name in names)
+
     def _property_counts(
         self, node: Node, keywords: dict, required: int, most: int | None
     ) -> dict | None:
@@ -609,10 +622,11 @@ class Renderer:
             self._dead(f"the property counts at {location(node.where)} cannot be met")
             return None
         if low > required:
-            # Names written freely can always be made new: the decoder's guard
-            # keeps them apart (a name bound by a pattern could be cornered).
-            free_names = node.property_names is None and not node.pattern_properties
-            if most is None and not (self.compiler.decoder_guard and free_names):
+            # One member is one distinct name. Past that, names that can always
+            # be made new (free, or of a pattern that can always go on) are kept
+            # apart by the decoder's guard; a name bound to end could be cornered.
+            free_names = low <= 1 or (self.compiler.decoder_guard and self._endless_names(node))
+            if most is None and not free_names:
                 self.compiler.unenforceable(
                     "minProperties",
                     node.where,
