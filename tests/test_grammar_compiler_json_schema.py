@@ -1362,6 +1362,19 @@ def test_unique_items_of_plain_scalars_in_a_schema_given_whole(
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 
+def test_unique_items_named_by_a_ref_are_read_through_it() -> None:
+    schema = {
+        **UNIQUE,
+        "items": {"$ref": "#/$defs/Color"},
+        "$defs": {"Color": {"enum": ["red", "green", "blue"]}},
+        "minItems": 2,
+    }
+    _constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert decoder.accepts('["red", "blue"]') and not decoder.accepts('["red", "red"]')
+    _assert_sound(json.dumps(schema), walks=30, whole=True)
+    assert "take 3 values" in _refused({**schema, "minItems": 4}, whole=True)
+
+
 @pytest.mark.parametrize(
     ("schema", "whole", "why"),
     [

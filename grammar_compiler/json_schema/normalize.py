@@ -572,7 +572,7 @@ class Compiler:
                 items = self.node(raw_items, f"{where}/items")
         max_items = _optional_int(schema.get("maxItems"))
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
-        distinct = None if prefix else distinct_values(items)
+        distinct = None if prefix else distinct_values(self._definition_of(items))
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -592,6 +592,16 @@ class Compiler:
             max_items=max_items,
             unique=unique,
         )
+
+    def _definition_of(self, node: Node | None) -> Node | None:
+        """The node a ``$ref`` names (``items: {$ref: "#/$defs/Color"}``), where it
+        is already built; the node itself otherwise."""
+        if node is None or node.ref is None:
+            return node
+        try:
+            return self.deref(node)
+        except (Unmergeable, KeyError):  # recursive, or not built yet
+            return node
 
     def _own_object(self, schema: dict, where: str, node: Node) -> Node:
         patterns = tuple(
