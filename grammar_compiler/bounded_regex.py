@@ -58,6 +58,16 @@ def search(pattern: str, text: str) -> regex.Match | None:
     return regex.search(pattern, text, timeout=_remaining())
 
 
+def check_deadline() -> None:
+    """Raises TimeoutError if the context's deadline has passed (outside any, never).
+
+    For other bounded work on users' regexes under the same deadline: the
+    automata of ``regex_automaton``."""
+    end = _DEADLINE.get()
+    if end is not None and time.monotonic() > end:
+        raise TimeoutError("regex deadline passed")
+
+
 def _remaining() -> float:
     end = _DEADLINE.get()
     remaining = JUDGE_BUDGET_S if end is None else end - time.monotonic()

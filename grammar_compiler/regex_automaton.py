@@ -20,9 +20,11 @@ the automaton where it can (``ecma_regex`` folds ``.{8,}`` back in with
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from grammar_compiler import bounded_regex
 from grammar_compiler.code_points import Ranges, normalize
 from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq
 
@@ -43,16 +45,29 @@ class TooComplex(ValueError):
 
 def intersection(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
     """The texts both match; None if there are none. ``max_size``: see ``_tree``."""
-    classes = _Classes([a, b])
-    product = _product(_dfa(a, classes), _dfa(b, classes))
-    return _tree(_minimized(product), classes, max_size)
+    with _within_deadline():
+        classes = _Classes([a, b])
+        product = _product(_dfa(a, classes), _dfa(b, classes))
+        return _tree(_minimized(product), classes, max_size)
 
 
 def difference(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
     """The texts ``a`` matches and ``b`` does not; None if there are none."""
-    classes = _Classes([a, b])
-    product = _product(_dfa(a, classes), _complemented(_dfa(b, classes)))
-    return _tree(_minimized(product), classes, max_size)
+    with _within_deadline():
+        classes = _Classes([a, b])
+        product = _product(_dfa(a, classes), _complemented(_dfa(b, classes)))
+        return _tree(_minimized(product), classes, max_size)
+
+
+@contextlib.contextmanager
+def _within_deadline() -> Iterator[None]:
+    """Each call is bounded in size; the many a schema may hold share the
+    deadline of its compile (``bounded_regex.deadline``): past it, TooComplex."""
+    try:
+        bounded_regex.check_deadline()
+        yield
+    except TimeoutError:
+        raise TooComplex("the time for the schema's patterns ran out") from None
 
 
 # ---------------------------------------------------------------------------
@@ -166,6 +181,7 @@ class _Dfa:
     def add(self, accepting: bool) -> int:
         if len(self.moves) >= MAX_DFA_STATES:
             raise TooComplex(f"more than {MAX_DFA_STATES} automaton states")
+        bounded_regex.check_deadline()
         self.moves.append({})
         self.accepting.append(accepting)
         return len(self.moves) - 1
@@ -307,6 +323,7 @@ def _tree(dfa: _Dfa, classes: _Classes, max_size: int) -> Node | None:
             edges[(state, final)] = _EMPTY
     remaining = set(range(len(dfa.moves)))
     while remaining:
+        bounded_regex.check_deadline()
         state = min(remaining, key=lambda s: _degree(edges, s))
         remaining.discard(state)
         loop = edges.pop((state, state), None)

@@ -499,3 +499,15 @@ def test_off_loop_keeps_the_event_loop_serving() -> None:
     seen, slowest = asyncio.run(scenario())
     assert seen == "req-1"  # the worker ran in the caller's context
     assert slowest < 0.5
+
+
+def test_the_automata_of_a_schemas_patterns_share_its_time_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each lookahead is bounded in size, but a schema may hold thousands: their
+    automata stop at the compile's pattern deadline, refused with the reason."""
+    monkeypatch.setattr(json_schema_compiler, "PATTERN_TESTS_BUDGET_S", 0.0)
+    with pytest.raises(ConstraintError, match="the time for the schema's patterns ran out"):
+        compile_json_schema({"type": "string", "pattern": "^(?=.*a).*$"})
+    monkeypatch.undo()
+    compile_json_schema({"type": "string", "pattern": "^(?=.*a).*$"})

@@ -224,7 +224,8 @@ from grammar_compiler.json_schema.size import (
 PATTERN_TESTS_BUDGET_S = 2.0
 """How long one compile may spend testing the schema's patterns against the
 property names and values it declares (``bounded_regex``): microseconds for
-any pattern that does not backtrack catastrophically."""
+any pattern that does not backtrack catastrophically. The automata of its
+lookarounds and exclusions (``regex_automaton``) share it."""
 
 __all__ = [
     "MAX_BRANCHES",
