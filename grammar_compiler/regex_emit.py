@@ -43,7 +43,9 @@ A set that misses only a few BMP characters is a negated class, for speed
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from grammar_compiler.code_points import Ranges, intersect, minus
@@ -138,6 +140,57 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
     if node.high is None:
         return low * node.low, None if high != 0 else 0
     return low * node.low, None if high is None else high * node.high
+
+
+def finite_texts(node: Node, limit: int) -> list[str] | None:
+    """Every text ``node`` matches, when there are at most ``limit`` of them
+    (``^[A-Z]{2}$``: 676); None when there are more, or endlessly many.
+
+    Why: items of a unique array that a pattern bounds can be listed, and
+    listed values the decoder keeps apart without ever cornering itself."""
+    if _count(node, limit) > limit:
+        return None
+    return sorted(set(_texts(node)))
+
+
+def _count(node: Node, limit: int) -> float:
+    """How many texts ``node`` matches at most (repeats counted), past ``limit`` capped."""
+    if isinstance(node, Chars):
+        return sum(high - low + 1 for low, high in node.ranges)
+    if isinstance(node, (Seq, Alt)):
+        parts = [
+            _count(part, limit) for part in (node.items if isinstance(node, Seq) else node.options)
+        ]
+        if isinstance(node, Alt):
+            return min(sum(parts), limit + 1)
+        total = 1.0
+        for part in parts:
+            total = min(total * part, limit + 1)
+        return total
+    if node.high is None:
+        return 1 if length_bounds(node.item)[1] == 0 else limit + 1
+    each = _count(node.item, limit)
+    return min(sum(each**k for k in range(node.low, node.high + 1)), limit + 1)
+
+
+def _texts(node: Node) -> Iterator[str]:
+    if isinstance(node, Chars):
+        for low, high in node.ranges:
+            yield from map(chr, range(low, high + 1))
+    elif isinstance(node, Alt):
+        for option in node.options:
+            yield from _texts(option)
+    elif isinstance(node, Seq):
+        yield from ("".join(parts) for parts in itertools.product(*map(_listed, node.items)))
+    else:
+        item = _listed(node.item)
+        high = node.high if node.high is not None else node.low
+        for count in range(node.low, high + 1):
+            yield from ("".join(parts) for parts in itertools.product(item, repeat=count))
+
+
+def _listed(node: Node) -> list[str]:
+    return list(_texts(node))
 
 
 def always_extendable(node: Node) -> bool:

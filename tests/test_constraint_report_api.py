@@ -61,9 +61,9 @@ def test_validate_returns_the_report() -> None:
 
 UNIQUE_NUMBERS_NOTE = (
     "xgrammar ignores it, and the decoder keeps apart only items it can always keep apart: "
-    "listed values (enum, const, booleans, null, integers in a range of at most 256), or "
-    "strings without maxLength whose pattern or format can always go on (not one bound to "
-    "end, such as ^[A-Z]{2}$ or a date)"
+    "listed values (enum, const, booleans, null, integers in a range of at most 256), "
+    "strings without maxLength whose pattern or format can always go on, or the strings "
+    "of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$)"
 )
 
 

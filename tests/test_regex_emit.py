@@ -32,6 +32,7 @@ from grammar_compiler.regex_emit import (
     Syntax,
     always_extendable,
     emit,
+    finite_texts,
     length_bounds,
     longest_part,
 )
@@ -357,3 +358,17 @@ def test_set_arithmetic() -> None:
 )
 def test_always_extendable_means_no_start_is_bound_to_end(pattern: str, extendable: bool) -> None:
     assert always_extendable(ecma_regex.parse_pattern(pattern)) is extendable
+
+
+@pytest.mark.parametrize(
+    ("pattern", "count"),
+    [("^[a-z]{2}$", 676), ("^(?:yes|no|maybe)$", 3), ("^[ab]{1,3}-?$", 28), ("^a+$", None)],
+)
+def test_finite_texts_lists_a_bounded_pattern(pattern: str, count: int | None) -> None:
+    texts = finite_texts(ecma_regex.parse_pattern(pattern), 1024)
+    if count is None:
+        assert texts is None
+        return
+    assert texts is not None and len(texts) == len(set(texts)) == count
+    assert all(re.fullmatch(pattern.strip("^$"), text) for text in texts)
+    assert finite_texts(ecma_regex.parse_pattern(pattern), count - 1) is None

@@ -59,9 +59,11 @@ items, prefixItems          enforced  native; draft-04..2019-09 ``items: [...]``
                                       prefixItems/items
 minItems, maxItems          enforced  native (prefixItems cut to maxItems)
 uniqueItems                 partly    kept by the decoder for arrays of listed
-                                      values and strings that can always go on
+                                      values, strings that can always go on
                                       (no maxLength; ``regex_emit.
-                                      always_extendable``), in a schema
+                                      always_extendable``) and a bounded
+                                      pattern's strings, listed (at most
+                                      1,024: ``^[A-Z]{2}$``), in a schema
                                       given whole (``decoder_guard=True``);
                                       ignored by xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   partly    a subset: the first positions that can

@@ -68,7 +68,7 @@ from grammar_compiler.json_schema.numbers import (
 )
 from grammar_compiler.json_schema.pointers import escape_token, location
 from grammar_compiler.json_schema.refs import RefIndex, RemoteRef
-from grammar_compiler.regex_emit import always_extendable
+from grammar_compiler.regex_emit import always_extendable, finite_texts
 
 MAX_BRANCHES = 1000
 """Branches of one anyOf/oneOf (nested unions flattened). A plain union's cost grows with
@@ -573,6 +573,11 @@ class Compiler:
         max_items = _optional_int(schema.get("maxItems"))
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
         distinct = None if prefix else distinct_values(self._definition_of(items))
+        if unique and self.decoder_guard and distinct is None and not prefix:
+            listed = _listed_strings(self._definition_of(items))
+            if listed is not None:  # a bounded pattern's strings, kept apart as listed values
+                items = listed
+                distinct = len(listed.enum or ())
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -910,13 +915,35 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
 _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
     "apart: listed values (enum, const, booleans, null, integers in a range of at most "
-    "256), or strings without maxLength whose pattern or format can always go on "
-    "(not one bound to end, such as ^[A-Z]{2}$ or a date)",
+    "256), strings without maxLength whose pattern or format can always go on, or "
+    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$)",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
 MAX_LISTED_INTEGERS = 256
 """Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
+
+
+MAX_LISTED_STRINGS = 1024
+"""Strings a bounded pattern may match for a unique array's items to be listed."""
+
+
+def _listed_strings(node: Node | None) -> Node | None:
+    """Strings of one pattern or format (and lengths) that are few enough to list
+    (``^[A-Z]{2}$``: 676), as an enum; None otherwise."""
+    if node is None or node.kinds != frozenset({"string"}) or len(node.regexes) != 1:
+        return None
+    rest = replace(node, min_length=0, max_length=None, regexes=())
+    if rest != Node(where=node.where, kinds=node.kinds, origins=node.origins):
+        return None
+    if unwritable(node.regexes):
+        return None
+    texts = finite_texts(node.regexes[0].node, MAX_LISTED_STRINGS)
+    if texts is None:
+        return None
+    high = math.inf if node.max_length is None else node.max_length
+    kept = tuple(text for text in texts if node.min_length <= len(text) <= high)
+    return Node(where=node.where, enum=kept, origins=node.origins) if kept else None
 
 
 def distinct_values(node: Node | None) -> float | None:
