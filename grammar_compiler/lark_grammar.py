@@ -107,7 +107,7 @@ from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
 from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
 from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTerminal
-from grammar_compiler.regex import compile_regex, lookaround_in
+from grammar_compiler.regex import compile_regex, lookaround_in, lookarounds_stay_inside
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import first_characters
@@ -552,10 +552,11 @@ class _Translation:
         value = _EQUIVALENTS.get(pattern.value, pattern.value)
         regex = PatternRE(value, pattern.flags).to_regexp()
         lookaround = lookaround_in(regex)
-        if lookaround is not None:
+        if lookaround is not None and not _lookarounds_stay_inside(regex):
             raise self.source.error(
-                f"terminal {_shown(definition.name)} uses a {lookaround}, which lark's lexer "
-                "applies to the text after the token too",
+                f"terminal {_shown(definition.name)} uses a {lookaround} that can reach past "
+                "the token, where lark's lexer reads the next token's text (allowed: one no "
+                r"longer than the text beside it in the terminal, as in (?!\d)\w+)",
                 token,
             )
         try:
@@ -614,6 +615,13 @@ def _caseless(value: str) -> Node:
         else:
             items.append(Text(char))
     return sequence_of(items)
+
+
+def _lookarounds_stay_inside(regex: str) -> bool:
+    try:
+        return lookarounds_stay_inside(regex)
+    except re.error:  # compile_regex reports it, located
+        return True
 
 
 def _has_anchor(regex: str) -> bool:

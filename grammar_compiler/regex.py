@@ -176,6 +176,29 @@ def lookaround_in(pattern: str) -> str | None:
     return None if mark is None else mark.feature.value
 
 
+def lookarounds_stay_inside(pattern: str) -> bool:
+    """Whether each lookaround of the pattern's own sequence looks only at text
+    the pattern itself matches: a lookahead no longer than the shortest text
+    after it, a lookbehind no longer than the shortest before it (``(?!\\d)\\w+``,
+    not ``(?!if)[a-z]+``, whose ``i`` could be followed by another token's ``f``).
+    A lexer applies lookarounds to the text around the token; the two readings
+    agree only then."""
+    tree = _parser.parse(pattern, PATTERN_FLAGS)
+    items = list(tree)
+    single_branch = len(items) == 1 and items[0][0] is _parser.BRANCH
+    branches = [list(branch) for branch in items[0][1][1]] if single_branch else [items]
+    for branch in branches:
+        for index, (op, av) in enumerate(branch):
+            if op not in _LOOKAROUNDS:
+                continue
+            direction, body = av
+            around = branch[index + 1 :] if direction > 0 else branch[:index]
+            room = _parser.SubPattern(tree.state, around).getwidth()[0]
+            if body.getwidth()[1] > room:
+                return False
+    return True
+
+
 def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
     """``compile_regex`` plus its judge, in the shape every language returns."""
     canonical = compile_regex(pattern)
