@@ -159,6 +159,7 @@ def test_with_several_mask_threads_a_fill_goes_to_the_pool_only_when_it_is_slow(
     only such fills update the prediction; a pooled one does not, and after
     POOLED_FILLS_BETWEEN_MEASURES of them one runs inline again to measure."""
     outputs = _two_row_pooling(mask_threads=2)
+    outputs._slow.slow_fill_s = 1.0  # a sleep may overshoot: no row-by-row probe here
     filled_by: list[tuple[str, str]] = []
 
     class _Recording:
