@@ -428,7 +428,7 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
     kept = [node for node in nodes if node != _NOTHING]
     if any(isinstance(node, (Lookahead, Lookbehind)) for node in kept):
         ending = []
-        while isinstance(kept[-1], Lookbehind):  # the whole output is matched: at its end
+        while kept and isinstance(kept[-1], Lookbehind):  # the whole output ends here
             ending.insert(0, kept.pop().at_the_end(_ANY_TEXT))
         return lookarounds.resolved([*ending, *kept])
     return kept[0] if len(kept) == 1 else Seq(tuple(kept))

@@ -124,6 +124,7 @@ def test_a_long_lookahead_regex_is_cut_to_printable_ascii() -> None:
         ("a(?!b)[ab-]*", True),
         ("x?(?=a)a|(?!a)[ab]", True),  # each top-level alternative has its own
         ("(?=[ab]{2,4}$).*", True),
+        ("(?<!a)", True),  # a lookbehind alone: the empty output
         ("(?=.*a)(?=.*b)[ab-]{3,}", False),
     ],
 )
