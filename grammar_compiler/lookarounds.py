@@ -111,14 +111,14 @@ def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
 def _bounded(run: list[Lookahead], rest: Node, low: int, high: int | None) -> Node:
     try:
         cut = _cut(run, rest, low, high, regex_automaton.MAX_TREE_SIZE)
-        if len(emit(cut, PATTERN_SYNTAX)) <= LONG_REGEX:
+        written = len(emit(cut, PATTERN_SYNTAX))
+        if written <= LONG_REGEX:
             return cut
         ascii_only = regex_automaton.intersection(rest, _ASCII_TEXT)
         if ascii_only is None:
             return cut
         shorter = _cut(run, ascii_only, low, high, regex_automaton.MAX_TREE_SIZE)
-        longer = len(emit(shorter, PATTERN_SYNTAX)) >= len(emit(cut, PATTERN_SYNTAX))
-        return cut if longer else shorter
+        return shorter if len(emit(shorter, PATTERN_SYNTAX)) < written else cut
     except regex_automaton.TooComplex as error:
         raise LookaroundError(
             f"the lookahead cannot be written as one regex: {error}", run[0].start

@@ -107,7 +107,7 @@ def _all_chars(node: Node) -> Iterable[Chars]:
     elif isinstance(node, Repeat):
         yield from _all_chars(node.item)
     else:
-        for part in node.items if isinstance(node, Seq) else node.options:
+        for part in _children(node):
             yield from _all_chars(part)
 
 
@@ -338,9 +338,10 @@ def _tree(dfa: _Dfa, classes: _Classes, max_size: int) -> Node | None:
             for j, out in outs:
                 path = _seq(_seq(into, middle), out)
                 edges[(i, j)] = _alt(edges[(i, j)], path) if (i, j) in edges else path
-                if _size(edges[(i, j)]) > max_size:
+                size, depth = _measure(edges[(i, j)])
+                if size > max_size:
                     raise TooComplex(f"the regex would exceed {max_size} parts")
-                if _depth(edges[(i, j)]) > MAX_TREE_DEPTH:  # checked as it grows: stays shallow
+                if depth > MAX_TREE_DEPTH:  # checked as it grows, so the recursion stays shallow
                     raise TooComplex(f"the regex would nest more than {MAX_TREE_DEPTH} deep")
     return edges.get((start, final))
 
@@ -382,19 +383,14 @@ def _nullable(node: Node) -> bool:
     return node.low == 0 or _nullable(node.item)
 
 
-def _depth(node: Node) -> int:
+def _measure(node: Node) -> tuple[int, int]:
+    """The tree's parts and nesting, in one pass."""
     if isinstance(node, Chars):
-        return 1
-    if isinstance(node, Repeat):
-        return 1 + _depth(node.item)
-    parts = node.items if isinstance(node, Seq) else node.options
-    return 1 + max(map(_depth, parts), default=0)
+        return 1, 1
+    parts = (node.item,) if isinstance(node, Repeat) else _children(node)
+    measures = [_measure(part) for part in parts]
+    return 1 + sum(size for size, _ in measures), 1 + max((d for _, d in measures), default=0)
 
 
-def _size(node: Node) -> int:
-    if isinstance(node, Chars):
-        return 1
-    if isinstance(node, Repeat):
-        return 1 + _size(node.item)
-    parts = node.items if isinstance(node, Seq) else node.options
-    return 1 + sum(map(_size, parts))
+def _children(node: Seq | Alt) -> tuple[Node, ...]:
+    return node.items if isinstance(node, Seq) else node.options

@@ -928,13 +928,18 @@ MAX_LISTED_STRINGS = 1024
 """Strings a bounded pattern may match for a unique array's items to be listed."""
 
 
+def _plain_string(node: Node) -> bool:
+    """A string schema of lengths and regexes only (no enum, no other kind's keyword)."""
+    rest = replace(node, min_length=0, max_length=None, regexes=())
+    return node.kinds == {"string"} and rest == Node(
+        where=node.where, kinds=node.kinds, origins=node.origins
+    )
+
+
 def _listed_strings(node: Node | None) -> Node | None:
     """Strings of one pattern or format (and lengths) that are few enough to list
     (``^[A-Z]{2}$``: 676), as an enum; None otherwise."""
-    if node is None or node.kinds != frozenset({"string"}) or len(node.regexes) != 1:
-        return None
-    rest = replace(node, min_length=0, max_length=None, regexes=())
-    if rest != Node(where=node.where, kinds=node.kinds, origins=node.origins):
+    if node is None or not _plain_string(node) or len(node.regexes) != 1:
         return None
     if unwritable(node.regexes):
         return None
@@ -970,10 +975,7 @@ def distinct_values(node: Node | None) -> float | None:
     if node.kinds <= {"boolean", "null"}:
         return ("boolean" in node.kinds) * 2 + ("null" in node.kinds)
     if node.kinds == {"string"}:
-        rest = replace(node, min_length=0, regexes=())
-        unbounded = node.max_length is None and rest == Node(
-            where=node.where, kinds=node.kinds, origins=node.origins
-        )
+        unbounded = node.max_length is None and _plain_string(node)
         regexes = intersected(node.regexes)
         extendable = regexes is not None and not unwritable(regexes)
         extendable = extendable and all(always_extendable(regex.node) for regex in regexes)
