@@ -196,7 +196,12 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
             for m in node.members
         )
         index = None if node.index is None else substitute(node.index, bindings)
-        return ObjectType(members, index, node.index_key)
+        key = (
+            node.index_key
+            if isinstance(node.index_key, str)
+            else substitute(node.index_key, bindings)
+        )
+        return ObjectType(members, index, key)
     if isinstance(node, KeyOf):
         return KeyOf(substitute(node.target, bindings), node.token)
     if isinstance(node, MappedType):
@@ -269,7 +274,10 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
             _write(member.type, out, budget)
             text("; ")
         if node.index is not None:
-            text(f"[key: {node.index_key}]: ")
+            text("[key: ")
+            key = node.index_key
+            text(key) if isinstance(key, str) else _write(key, out, budget)
+            text("]: ")
             _write(node.index, out, budget)
         text("}")
     elif isinstance(node, TemplateType):

@@ -88,6 +88,7 @@ _STATEMENT_STARTS = frozenset(
 )
 _SET_ASIDE_AFTER_DECLARE = _PROGRAM_STATEMENTS.keys() | _VARIABLE_KEYWORDS
 _TYPE_PARAMETER_MODIFIERS = frozenset({"const", "in", "out"})
+_INDEX_KEYWORDS = (Keyword("string"), Keyword("number"))
 
 
 class _Parser:
@@ -190,6 +191,9 @@ class _Parser:
             if self.at("@"):
                 self._skip_decorator()
                 continue
+            if self.token.kind == "string":  # a directive: 'use strict'
+                self._skip_statement()
+                continue
             if self.at("declare") and self.peek().kind == "name":
                 self.advance()  # an ambient declaration is the same declaration
             if self.at("import"):
@@ -228,9 +232,50 @@ class _Parser:
         return None
 
     def _add_type(self, found: Declarations, declaration: Declaration) -> None:
-        if declaration.name in found.types:
-            raise self.error(f"duplicate declaration of {declaration.name!r}", declaration.token)
-        found.types[declaration.name] = declaration
+        existing = found.types.get(declaration.name)
+        if existing is None:
+            found.types[declaration.name] = declaration
+            return
+        if existing.kind == declaration.kind == "interface":
+            found.types[declaration.name] = self._merged_interface(existing, declaration)
+            return
+        raise self.error(f"duplicate declaration of {declaration.name!r}", declaration.token)
+
+    def _merged_interface(self, first: Declaration, second: Declaration) -> Declaration:
+        """Declaration merging: interfaces of one name are one interface with the
+        members and bases of all (a ``.d.ts`` file's way of adding to a type).
+        TypeScript asks that both declare the same type parameters, and that a
+        member declared in both has one type."""
+        if [p.name for p in first.parameters] != [p.name for p in second.parameters]:
+            raise self.error(
+                f"interface {second.name!r} is declared again with other type parameters",
+                second.token,
+            )
+        body: ObjectType = first.body
+        for member in second.body.members:
+            twin = next((m for m in body.members if m.name == member.name), None)
+            if twin is not None and (twin.type, twin.optional) != (member.type, member.optional):
+                raise self.error(
+                    f"member {member.name!r} of interface {second.name!r} is declared again "
+                    "with another type",
+                    member.token,
+                )
+        if body.index is not None and second.body.index is not None:
+            raise self.error("duplicate index signature", second.token)
+        members = body.members + tuple(
+            m for m in second.body.members if all(m.name != own.name for own in body.members)
+        )
+        index = (
+            (body.index, body.index_key)
+            if body.index is not None
+            else (second.body.index, second.body.index_key)
+        )
+        return dataclasses.replace(
+            first,
+            body=ObjectType(members, *index),
+            extends=first.extends + second.extends,
+            description=first.description or second.description,
+        )
 
     def _add_value(self, found: Declarations, value: Value) -> None:
         if value.name in found.values:
@@ -448,7 +493,7 @@ class _Parser:
                 raise self.error(f"expected an enum member, found {describe(member)}")
             self.advance()
             if self.accept("="):
-                value = self._enum_value()
+                value = self._enum_value(name.text, members)
             elif isinstance(following, int) and not isinstance(following, bool):
                 value = following
             else:
@@ -462,10 +507,17 @@ class _Parser:
                 break
         return Declaration(name.text, "enum", name, members=members)
 
-    def _enum_value(self) -> Any:
-        """A literal initializer; an expression (``1 << 2``, ``A``, ``"a" + b``) is refused:
+    def _enum_value(self, enum: str, earlier: dict[str, Any]) -> Any:
+        """A literal initializer, or an earlier member's name (``B = A``,
+        ``B = E.A``); an expression (``1 << 2``, ``"a" + b``) is refused:
         TypeScript evaluates it, and this reader does not."""
-        start = self.token
+        start, first = self.token, self.index
+        if self.at(enum) and self.peek().text == ".":
+            self.advance()
+            self.advance()
+        if self.token.text in earlier and self.peek().text in (",", "}"):
+            return earlier[self.advance().text]
+        self.index = first
         negative = self.accept("-")
         token = self.token
         value: Any = None
@@ -474,7 +526,10 @@ class _Parser:
         elif token.kind == "number":
             value = -token.value if negative else token.value
         if value is None or self.peek().text not in (",", "}"):
-            raise self.unsupported("computed enum member (give a string or number literal)", start)
+            raise self.unsupported(
+                "computed enum member (give a string or number literal, or an earlier member)",
+                start,
+            )
         self.advance()
         return value
 
@@ -803,14 +858,23 @@ class _Parser:
         self.advance()
         self.expect(":")
         key = self.token
-        if not (self.accept("string") or self.accept("number")):
-            raise self.unsupported(f"index signature with {describe(key)} keys", key)
+        if self.accept("string") or self.accept("number"):
+            names: Any = key.text
+        else:
+            names = self.type()
+            written = names.options if isinstance(names, Union) else (names,)
+            if not all(isinstance(n, TemplateType) or n in _INDEX_KEYWORDS for n in written):
+                raise self.unsupported(
+                    "index signature keyed by other than string, number or a template "
+                    "literal type (a mapped type takes literal keys)",
+                    key,
+                )
         self.expect("]")
         self.expect(":")
         value_type = self.type()
         if existing is not None:
             raise self.error("duplicate index signature", bracket)
-        return value_type, key.text
+        return value_type, names
 
     def _member(self, description: str | None) -> Member:
         if self.at("readonly") and self.peek().text not in (":", "?", "("):

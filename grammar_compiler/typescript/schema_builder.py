@@ -591,19 +591,55 @@ class _SchemaBuilder:
     def _object_shape(self, node: ObjectType) -> _Shape:
         properties = {}
         for member in node.members:
-            member_type = member.type
-            if member.optional:
-                member_type = _without_undefined(member_type)
-                if member_type in (_NEVER, Keyword("undefined")):
+            member_type = self._defined(member.type)
+            if member_type in (_NEVER, Keyword("undefined")):
+                if member.optional:
                     continue  # { x?: never }: x is never there
+                member_type = member.type  # its schema says why no value fits
             schema = self.schema(member_type)
             if member.description:
                 schema = {**schema, "description": member.description}
             properties[member.name] = _Property(schema, member.optional)
         if node.index is None or node.index == _NEVER:  # [key: string]: never: no other names
             return _Shape(properties)
-        names = NUMERIC_NAMES if node.index_key == "number" else None
-        return _Shape(properties, self.schema(node.index), names)
+        return _Shape(properties, self.schema(node.index), self._index_names(node.index_key))
+
+    def _index_names(self, key: Any) -> dict | None:
+        """The names an index signature takes: any (``string``), the integers
+        (``number``), or a template literal type's strings (several: any of them)."""
+        if key == "string":
+            return None
+        if key == "number":
+            return NUMERIC_NAMES
+        keys = key.options if isinstance(key, Union) else (key,)
+        names = [
+            self._index_names(k.name)
+            if isinstance(k, Keyword)
+            else {"pattern": f"^{self._template_regex(k)}$"}
+            for k in keys
+        ]
+        if None in names:
+            return None
+        return names[0] if len(names) == 1 else {"anyOf": names}
+
+    def _defined(self, member_type: Any) -> Any:
+        """A member's type without ``undefined``, written or through an alias
+        (``x: Maybe<string>``, ``type Maybe<T> = T | null | undefined``): JSON has
+        no undefined, so the member holds one of the other types (present, unless
+        it is optional: TypeScript asks for a required member's key even when its
+        value may be undefined)."""
+        direct = _without_undefined(member_type)
+        if direct != member_type or not any(
+            isinstance(o, Reference) for o in _flatten_union(member_type)
+        ):
+            return direct
+        try:
+            members = list(self._members(member_type, ()))
+        except ConstraintError:
+            return member_type  # the schema of the type says what is wrong
+        if Keyword("undefined") not in members:
+            return member_type
+        return _without_undefined(Union(tuple(members)))
 
     def _mapped_shape(self, node: MappedType) -> _Shape:
         """A member per key, each optional as written (``?``, ``-?``) or, over
@@ -716,7 +752,16 @@ class _SchemaBuilder:
         if required:
             schema["required"] = required
         schema["additionalProperties"] = shape.additional
-        if shape.names is not None:
+        if shape.names is None:
+            return schema
+        patterns = _patterns(shape.names)
+        if patterns and shape.properties:
+            # beside declared members, whose names need not fit the index
+            # signature's ({ length: number; [i: number]: string }), its names are
+            # patterns (xgrammar's propertyNames would not keep the declared out)
+            schema["patternProperties"] = dict.fromkeys(patterns, shape.additional)
+            schema["additionalProperties"] = False
+        else:
             schema["propertyNames"] = shape.names
         return schema
 
@@ -732,6 +777,15 @@ _PRINTED_KEYWORDS = {
 """What a placeholder of these types prints as: any text, a number as JSON
 writes one (TypeScript takes any numeric string; this is a subset), ..."""
 _REGEX_SPECIAL = re.compile(r"[\\^$.|?*+()\[\]{}]")
+
+
+def _patterns(names: dict) -> list[str] | None:
+    """The regexes of a ``propertyNames`` schema that is a pattern or ``anyOf`` of
+    patterns (an index signature's names), else None."""
+    options = names.get("anyOf", [names])
+    if all(option.keys() == {"pattern"} for option in options):
+        return [option["pattern"] for option in options]
+    return None
 
 
 def _escaped(text: str) -> str:

@@ -68,7 +68,7 @@ class Member:
 class ObjectType:
     members: tuple[Member, ...]
     index: Any = None  # the value type of [key: string]: T
-    index_key: str = "string"  # or "number", for [key: number]: T
+    index_key: Any = "string"  # "number" for [key: number]: T; or a template literal type
 
 
 @dataclass(frozen=True)
