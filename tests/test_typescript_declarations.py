@@ -110,8 +110,9 @@ export interface Q { a: Maybe<string>; b?: Maybe<number>; c: string | undefined 
     assert typescript_errors(source, "Q", _sampled(source, "Q")) == {}
 
 
-def test_a_member_that_is_only_undefined_is_refused_unless_optional() -> None:
-    source = "type U = undefined\nexport interface A { a?: U; b: string }"
-    assert _judged(source, "A", ['{"b": "x"}']) == {}
-    with pytest.raises(ConstraintError, match="'undefined' is not JSON"):
-        compile_typescript("type U = undefined\nexport interface A { a: U }", "A")
+def test_undefined_alone_is_refused_unless_a_member_is_optional() -> None:
+    source = "export interface A { a?: undefined; b: string; c: (number | undefined)[] }"
+    assert _judged(source, "A", ['{"b": "x", "c": [1]}']) == {}
+    for refused in ("interface A { a: undefined }", "type U = undefined\ninterface A { a: U }"):
+        with pytest.raises(ConstraintError, match="'undefined' is not JSON"):
+            compile_typescript(refused, "A")

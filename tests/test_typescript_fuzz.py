@@ -71,6 +71,27 @@ def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.tuples(st.sampled_from(NAMES), st.lists(inner, min_size=1, max_size=2)).map(
             lambda t: f"{t[0]}<{', '.join(t[1])}>"
         ),
+        st.tuples(inner, _patterns(inner), inner, inner).map(
+            lambda t: f"({t[0]} extends {t[1]} ? {t[2]} : {t[3]})"
+        ),
+        st.tuples(st.sampled_from(("Exclude", "Extract")), inner, inner).map(
+            lambda t: f"{t[0]}<{t[1]}, {t[2]}>"
+        ),
+        st.tuples(inner, st.sampled_from(("K", "`x${K & string}`", "Exclude<K, 'a'>"))).map(
+            lambda t: f"{{ [K in keyof ({t[0]}) as {t[1]}]: ({t[0]})[K] }}"
+        ),
+        inner.map(lambda t: f"{{ [K in keyof ({t})]?: ({t})[K] }}"),
+    )
+
+
+def _patterns(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """What a conditional type's ``extends`` compares with, ``infer`` included."""
+    return st.one_of(
+        inner,
+        st.just("(infer I)[]"),
+        inner.map(lambda t: f"{{ kind: infer I; v: {t} }}"),
+        st.just("[infer I, ...infer J]"),
+        st.just("`${infer I}x`"),
     )
 
 

@@ -17,11 +17,12 @@ construct.
 
 The subset:
 
-* ``type X = T;``, ``interface X extends A, B { ... }``, the
-  ``type X { ... }`` form of the API documentation, ``enum`` and
-  ``const enum`` (string and numeric literal members, auto-incremented),
-  each with or without ``export``, and ``export { X, Y }``. Any declared
-  type may be ``type_name``.
+* ``type X = T;``, ``interface X extends A, B { ... }`` (interfaces of one
+  name merge), the ``type X { ... }`` form of the API documentation,
+  ``enum`` and ``const enum`` (string and numeric literal members,
+  auto-incremented, or naming an earlier member), each with or without
+  ``export``, and ``export { X, Y }``. Any declared type may be
+  ``type_name``.
 * generic type aliases and interfaces: ``type Pair<T> = [T, T]``,
   ``interface Box<T, U = string> { ... }`` used as ``Pair<string>`` or
   ``Box<number>`` (defaults filled in, constraints ``T extends C`` passed
@@ -38,25 +39,31 @@ The subset:
 * ``T[]``, ``readonly T[]``, ``Array<T>``, ``ReadonlyArray<T>``; tuples with
   optional (``T?``), named (``x: T``) and rest (``...T[]``) elements.
 * object types: members separated by ``;``, ``,`` or line breaks, optional
-  members (``x?: T``; ``| undefined`` is dropped there), ``readonly``,
-  quoted names, index signatures ``[key: string]: T``. Objects are closed
-  (``additionalProperties: false``) unless they have an index signature.
+  members (``x?: T``), ``readonly``, quoted names, index signatures
+  ``[key: string]: T`` (keys also ``number`` or template literal types).
+  Objects are closed (``additionalProperties: false``) unless they have an
+  index signature. ``undefined`` beside other types in a union is dropped
+  (JSON has none), so ``x: T | undefined`` is a ``T`` whose key is present.
 * ``Record<string, T>`` and ``Record<"a" | "b", T>``; ``Partial``,
   ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types;
-  ``Exclude``, ``Extract`` and ``NonNullable`` of unions whose members are
-  literals, primitives or types compared with themselves; ``keyof`` of
+  ``Exclude``, ``Extract`` and ``NonNullable``; ``keyof`` of
   object types; template literal types (a string ``pattern``); indexed
   access (``T["k"]``, ``T[keyof T]``, ``T[number]``); mapped types
-  (``{ [K in keyof T]?: T[K] }``, without ``as``); ``typeof`` of variables
-  whose value is written out (``typeof SIZES[number]`` after
-  ``const SIZES = [...] as const``).
+  (``{ [K in keyof T]?: T[K] }``, over arrays and tuples too, key
+  remapping with ``as``); ``typeof`` of variables whose value is written
+  out (``typeof SIZES[number]`` after ``const SIZES = [...] as const``).
+* conditional types (``T extends U ? X : Y``, distributive over unions,
+  ``infer``), decided by TypeScript's assignability rules
+  (``relations``), which also let ``Extract``/``Exclude`` compare object
+  types: ``DeepPartial<T>``, ``ElementOf<T>``, ``Extract<Event, { type:
+  "click" }>``.
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``.
 
 Refused as describing programs, not data: function and constructor types,
 method, call and construct signatures, accessors, classes, functions and
-variables whose value is computed. Refused by name: conditional types, key
-remapping, ``bigint``, ``symbol``, ``undefined`` outside optional members,
+variables whose value is computed. Refused by name: ``bigint``, ``symbol``,
+``undefined`` alone outside optional members,
 ``void``, ``never`` where a value is required, computed enum members, namespaces, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is

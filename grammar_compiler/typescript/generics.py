@@ -24,8 +24,10 @@ from typing import Any
 
 from grammar_compiler.typescript.syntax import (
     ArrayType,
+    Conditional,
     Declaration,
     IndexedAccess,
+    Infer,
     Intersection,
     KeyOf,
     Keyword,
@@ -212,7 +214,10 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
             substitute(node.value, inner),
             node.optional,
             node.token,
+            substitute(node.rename, inner),
         )
+    if isinstance(node, Conditional):
+        return _substitute_conditional(node, bindings)
     if isinstance(node, IndexedAccess):
         return IndexedAccess(
             substitute(node.target, bindings), substitute(node.index, bindings), node.token
@@ -224,7 +229,35 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         return Union(tuple(substitute(o, bindings) for o in node.options))
     if isinstance(node, Intersection):
         return Intersection(tuple(substitute(p, bindings) for p in node.parts), node.token)
-    return node  # keywords, literals and typeof
+    return node  # keywords, literals, typeof and infer
+
+
+def _substitute_conditional(node: Conditional, bindings: Mapping[str, Any]) -> Conditional:
+    """A conditional type whose check is a type parameter alone keeps that
+    parameter in its other parts, naming its argument as the one it distributes
+    over; the names its pattern infers are its own."""
+    inferred = _inferred_names(node.pattern)
+    check = node.check
+    parameter = node.parameter
+    naked = isinstance(check, Reference) and not check.arguments and check.member is None
+    if parameter is None and naked and check.name in bindings:
+        parameter = check.name
+    inner = {n: v for n, v in bindings.items() if n != parameter and n not in inferred}
+    outer = {n: v for n, v in bindings.items() if n != parameter}
+    return Conditional(
+        substitute(check, bindings),
+        substitute(node.pattern, outer),
+        substitute(node.when_true, inner),
+        substitute(node.when_false, outer),
+        node.token,
+        parameter,
+    )
+
+
+def _inferred_names(node: Any) -> set[str]:
+    if isinstance(node, Infer):
+        return {node.name}
+    return set().union(*(_inferred_names(child) for child in _children(node)))
 
 
 def _arguments_text(arguments: tuple[Any, ...]) -> str | None:
@@ -303,9 +336,26 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
     elif isinstance(node, MappedType):
         text(f"{{[{node.parameter} in ")
         _write(node.keys, out, budget)
+        if node.rename is not None:
+            text(" as ")
+            _write(node.rename, out, budget)
         text({None: "]: ", True: "]?: ", False: "]-?: "}[node.optional])
         _write(node.value, out, budget)
         text("}")
+    elif isinstance(node, Infer):
+        text(f"infer {node.name}")
+    elif isinstance(node, Conditional):
+        text("(")  # a conditional nests in parentheses anywhere
+        if node.parameter is not None:
+            text(f"{node.parameter} in ")  # distributes over the check's members
+        _write_operand(node.check, out, budget)
+        text(" extends ")
+        _write_operand(node.pattern, out, budget)
+        text(" ? ")
+        _write(node.when_true, out, budget)
+        text(" : ")
+        _write(node.when_false, out, budget)
+        text(")")
     elif isinstance(node, (Union, Intersection)):
         parts = node.options if isinstance(node, Union) else node.parts
         separator = " | " if isinstance(node, Union) else " & "
@@ -337,29 +387,37 @@ def _write_list(nodes: tuple[Any, ...], out: list[str], budget: list[int]) -> No
 
 def _nesting(node: Any) -> int:
     """How deep ``node`` nests, counted as the parser counts written types."""
-    if isinstance(node, Reference):
-        children: tuple[Any, ...] = node.arguments
-    elif isinstance(node, ArrayType):
-        children = (node.element,)
-    elif isinstance(node, TupleType):
-        children = tuple(e.type for e in node.elements)
-    elif isinstance(node, ObjectType):
-        children = tuple(m.type for m in node.members) + ((node.index,) if node.index else ())
-    elif isinstance(node, KeyOf):
-        children = (node.target,)
-    elif isinstance(node, IndexedAccess):
-        children = (node.target, node.index)
-    elif isinstance(node, MappedType):
-        children = (node.keys, node.value)
-    elif isinstance(node, TemplateType):
-        children = tuple(p for p in node.parts if not isinstance(p, str))
-    elif isinstance(node, Union):
-        children = node.options
-    elif isinstance(node, Intersection):
-        children = node.parts
-    else:
+    children = _children(node)
+    if not children:
         return 0
-    return 1 + max((_nesting(c) for c in children), default=0)
+    return 1 + max(_nesting(c) for c in children)
+
+
+def _children(node: Any) -> tuple[Any, ...]:
+    """The types written inside ``node``."""
+    if isinstance(node, Reference):
+        return node.arguments
+    if isinstance(node, ArrayType):
+        return (node.element,)
+    if isinstance(node, TupleType):
+        return tuple(e.type for e in node.elements)
+    if isinstance(node, ObjectType):
+        return tuple(m.type for m in node.members) + ((node.index,) if node.index else ())
+    if isinstance(node, KeyOf):
+        return (node.target,)
+    if isinstance(node, IndexedAccess):
+        return (node.target, node.index)
+    if isinstance(node, MappedType):
+        return (node.keys, node.value) + (() if node.rename is None else (node.rename,))
+    if isinstance(node, TemplateType):
+        return tuple(p for p in node.parts if not isinstance(p, str))
+    if isinstance(node, Union):
+        return node.options
+    if isinstance(node, Intersection):
+        return node.parts
+    if isinstance(node, Conditional):
+        return (node.check, node.pattern, node.when_true, node.when_false)
+    return ()
 
 
 _NAME_PIECES = (("[]", "_array"), ("|", "_or_"), ("&", "_and_"), ("?", "_opt"))

@@ -17,9 +17,11 @@ from typing import Any
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.syntax import (
     ArrayType,
+    Conditional,
     Declaration,
     Declarations,
     IndexedAccess,
+    Infer,
     Intersection,
     KeyOf,
     Keyword,
@@ -64,7 +66,7 @@ _REFUSED_TYPES = {
     "bigint": "bigint (not JSON-serializable)",
     "symbol": "symbol (not JSON-serializable)",
     "void": "void",
-    "infer": "infer (conditional types)",
+    "infer": "infer outside a conditional type's 'extends' clause",
     "unique": "unique symbol",
 }
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
@@ -96,6 +98,7 @@ class _Parser:
         self.tokens = tokens
         self.index = 0
         self.depth = 0
+        self.in_pattern = 0  # inside a conditional type's 'extends' pattern: infer allowed
 
     # -- helpers ---------------------------------------------------------
 
@@ -594,11 +597,25 @@ class _Parser:
             raise self.error(f"types nest deeper than {MAX_NESTING} levels")
         try:
             result = self._union()
-            if self.at("extends"):
-                raise self.unsupported("conditional type")
+            if self.at("extends") and not self.in_pattern:
+                return self._conditional(result)
             return result
         finally:
             self.depth -= 1
+
+    def _conditional(self, check: Any) -> Conditional:
+        """``check extends Pattern ? T : F``; ``infer`` is allowed in the pattern, where
+        a nested conditional needs parentheses (as in TypeScript)."""
+        token = self.expect("extends")
+        self.in_pattern += 1
+        try:
+            pattern = self._union()
+        finally:
+            self.in_pattern -= 1
+        self.expect("?", "'?' of a conditional type")
+        when_true = self.type()
+        self.expect(":", "':' of a conditional type")
+        return Conditional(check, pattern, when_true, self.type(), token)
 
     def _union(self) -> Any:
         self.accept("|")
@@ -671,7 +688,7 @@ class _Parser:
                     parts.append(piece)
                 continue
             placeholder = _Parser(list(piece))
-            placeholder.depth = self.depth
+            placeholder.depth, placeholder.in_pattern = self.depth, self.in_pattern
             parts.append(placeholder.type())
             if placeholder.token.kind != "end":
                 raise self.error(
@@ -720,6 +737,11 @@ class _Parser:
             return TypeQuery(variable.text, variable)
         if name == "typeof":
             raise self.error(f"expected a variable name after typeof, found {describe(self.token)}")
+        if name == "infer" and self.in_pattern and self.token.kind == "name":
+            inferred = self.advance()
+            if self.at("extends") and self.peek().text != "?":
+                raise self.unsupported("infer with a constraint ('infer U extends C')")
+            return Infer(inferred.text, inferred)
         if name in _REFUSED_TYPES:
             raise self.unsupported(_REFUSED_TYPES[name], token)
         if name in _PROGRAM_TYPES:
@@ -833,8 +855,7 @@ class _Parser:
         parameter = self.name("a key name")
         self.expect("in")
         keys = self.type()
-        if self.at("as"):
-            raise self.unsupported("key remapping in a mapped type ('as')")
+        rename = self.type() if self.accept("as") else None
         self.expect("]", "']'")
         optional = None
         if self.at("+", "-"):
@@ -847,7 +868,7 @@ class _Parser:
         if not (self.accept(";") or self.accept(",")) and not self.at("}"):
             raise self.error(f"expected '}}' after a mapped type, found {describe(self.token)}")
         self.expect("}", "'}' (a mapped type has no other members)")
-        return MappedType(parameter.text, keys, value, optional, brace)
+        return MappedType(parameter.text, keys, value, optional, brace, rename)
 
     def _index_signature(self, existing: Any) -> tuple[Any, str]:
         bracket = self.expect("[")

@@ -20,8 +20,10 @@ from typing import Any
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
+from grammar_compiler.typescript.relations import Relations
 from grammar_compiler.typescript.syntax import (
     ArrayType,
+    Conditional,
     Declaration,
     Declarations,
     IndexedAccess,
@@ -33,6 +35,7 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     Reference,
     TemplateType,
+    TupleElement,
     TupleType,
     TypeQuery,
     Union,
@@ -81,8 +84,9 @@ _STRING_INTRINSICS = {
     "Capitalize": lambda text: text[:1].upper() + text[1:],
     "Uncapitalize": lambda text: text[:1].lower() + text[1:],
 }
-_ALL_VALUES = frozenset({"any", "unknown"})
 _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
+_DERIVED = (IndexedAccess, TypeQuery, Conditional)
+"""Types that stand for another, found by ``_resolved``."""
 
 
 class _SchemaBuilder:
@@ -93,6 +97,7 @@ class _SchemaBuilder:
         self.definitions: dict[str, dict] = {}
         self._pending: list[Instance] = []
         self._shaping: list[str] = []
+        self.relations = Relations(self)
 
     def document(self, type_name: str) -> dict:
         declaration = self.declarations.get(type_name)
@@ -152,12 +157,15 @@ class _SchemaBuilder:
         if isinstance(node, Intersection):
             return self._intersection(node)
         if isinstance(node, MappedType):
+            sequence = self._mapped_sequence(node)
+            if sequence is not None:
+                return self.schema(sequence)
             return self._shape_schema(self.shape(node))
         if isinstance(node, KeyOf):
             return self._key_of(node)
         if isinstance(node, TemplateType):
             return {"type": "string", "pattern": f"^{self._template_regex(node)}$"}
-        if isinstance(node, (IndexedAccess, TypeQuery)):
+        if isinstance(node, _DERIVED):
             return self.schema(self._resolved(node))
         return self._reference(node)
 
@@ -236,7 +244,7 @@ class _SchemaBuilder:
         """The member names of an object type as literal types; ``string``
         beside an index signature (JSON's keys are strings)."""
         target = node.target
-        if isinstance(target, (IndexedAccess, TypeQuery)):
+        if isinstance(target, _DERIVED):
             target = self._resolved(target)
         if not isinstance(target, (ObjectType, Intersection, Reference, MappedType)):
             raise error_at(node.token, "keyof applies only to object types here")
@@ -257,7 +265,8 @@ class _SchemaBuilder:
         if node.name == "undefined":
             raise error_at(
                 node.token,
-                "'undefined' is not JSON; it is allowed only in the type of an optional member",
+                "'undefined' is not JSON; it is allowed beside other types in a union and as an "
+                "optional member's type",
             )
         return {
             "string": {"type": "string"},
@@ -283,6 +292,10 @@ class _SchemaBuilder:
 
     def _union(self, node: Union) -> dict:
         options = [option for option in _flatten_union(node) if option != _NEVER]
+        if any(option != Keyword("undefined") for option in options):
+            # JSON has no undefined: a value of T | undefined written out is a T
+            # (a member whose value is undefined is left out, an array's is null)
+            options = [option for option in options if option != Keyword("undefined")]
         if len(options) <= 1:
             return self.schema(options[0] if options else _NEVER)
         primitive = {"string", "number", "boolean"}
@@ -303,6 +316,9 @@ class _SchemaBuilder:
         return {"anyOf": list(schemas.values())}
 
     def _reference(self, node: Reference) -> dict:
+        sequence = self._utility_of_sequence(node)
+        if sequence is not None:
+            return self.schema(sequence)
         if node.name in _UTILITIES or node.name == "Record":
             return self._shape_schema(self.shape(node))
         if node.name in ("Array", "ReadonlyArray"):
@@ -325,23 +341,20 @@ class _SchemaBuilder:
     def _filtered_union(self, node: Reference) -> Any:
         """``Exclude<T, U>`` (the members of the union ``T`` not assignable to
         ``U``), ``Extract<T, U>`` (those assignable) and ``NonNullable<T>``
-        (``Exclude<T, null | undefined>``), decided member by member where the
-        answer is plain: literal and primitive members, anything against
-        ``any``/``unknown``, and a member against an identical one."""
+        (``Exclude<T, null | undefined>``), member by member as TypeScript does."""
         if node.name == "NonNullable":
             (target,) = self._arguments(node, 1)
             against: Any = Union((Literal(None), Keyword("undefined")))
         else:
             target, against = self._arguments(node, 2)
         kept_when = node.name == "Extract"
-        targets = list(self._members(against, ()))
         kept = [
             member
             for member in self._members(target, ())
-            if self._assignable(member, targets, node) == kept_when
+            if self.relations.assignable(member, against, node.token) == kept_when
         ]
         if not kept:
-            raise error_at(node.token, f"{node.name} leaves no type (never)")
+            return Keyword("never", node.token)  # refused where a value is needed
         return kept[0] if len(kept) == 1 else Union(tuple(kept))
 
     def _members(self, node: Any, through: tuple[str, ...]) -> Iterator[Any]:
@@ -351,15 +364,18 @@ class _SchemaBuilder:
             if isinstance(option, KeyOf):
                 yield from self._keys(option)
                 continue
-            if isinstance(option, (IndexedAccess, TypeQuery)):
+            if isinstance(option, Intersection) and _primitive_parts(option):
+                yield from self._members(_primitive_intersection(option), through)
+                continue
+            if isinstance(option, _DERIVED):
                 yield from self._members(self._resolved(option), through)
                 continue
-            if (
-                isinstance(option, Reference)
-                and option.name in _STRING_INTRINSICS
-                and option.name not in self.declarations
-            ):
+            built_in = isinstance(option, Reference) and option.name not in self.declarations
+            if built_in and option.name in _STRING_INTRINSICS:
                 yield from self._members(self._recased(option), through)
+                continue
+            if built_in and option.name in _UNION_FILTERS:
+                yield from self._members(self._filtered_union(option), through)
                 continue
             if isinstance(option, TemplateType):
                 texts = self._template_texts(option)
@@ -384,25 +400,25 @@ class _SchemaBuilder:
                     raise error_at(option.token, f"{option.name!r} is a union of itself")
                 yield from self._members(instance.body, (*through, instance.key))
 
+    # -- what relations.py asks -----------------------------------------
+
+    def members(self, node: Any) -> list[Any]:
+        """A union's members through aliases, enums and derived types."""
+        return list(self._members(node, ()))
+
+    def unaliased(self, node: Any, token: Token) -> Any:
+        return self._unaliased(node, token)
+
+    def member_type(self, target: Any, name: str | None, token: Token) -> Any:
+        """The type of an object type's member (``None``: its index signature's)."""
+        return self._property(target, name, token)
+
+    def template_pattern(self, node: TemplateType) -> str:
+        return self._template_regex(node)
+
     @staticmethod
-    def _assignable(member: Any, targets: list[Any], node: Reference) -> bool:
-        primitive = _PRIMITIVE_OF.get(type(member.value)) if isinstance(member, Literal) else None
-        for target in targets:
-            if member == target or (
-                isinstance(target, Keyword) and target.name in (_ALL_VALUES | {primitive})
-            ):
-                return True
-        plain = (Literal, Keyword)
-        if isinstance(member, plain) or all(
-            isinstance(t, Literal) or (isinstance(t, Keyword) and t.name != "object")
-            for t in targets
-        ):
-            return False  # neither an object against a literal or primitive, nor the reverse
-        raise error_at(
-            node.token,
-            f"{node.name} here would compare object types; it tells apart literal and "
-            "primitive members only (write the remaining union out)",
-        )
+    def template_text_of(literal: Literal) -> str:
+        return _template_text(literal.value)
 
     def _declaration(self, node: Reference) -> Declaration:
         declaration = self.declarations.get(node.name)
@@ -417,10 +433,12 @@ class _SchemaBuilder:
 
     # -- typeof and indexed access ---------------------------------------
 
-    def _resolved(self, node: IndexedAccess | TypeQuery) -> Any:
-        """The type that ``typeof x`` or ``T[K]`` stands for, as a type node."""
+    def _resolved(self, node: IndexedAccess | TypeQuery | Conditional) -> Any:
+        """The type that ``typeof x``, ``T[K]`` or a conditional type stands for."""
         if isinstance(node, IndexedAccess):
             return self._indexed(node)
+        if isinstance(node, Conditional):
+            return self.relations.conditional(node)
         value = self.values.get(node.name)
         if value is None:
             what = "a type, not a variable" if node.name in self.declarations else "not declared"
@@ -436,7 +454,7 @@ class _SchemaBuilder:
         return unique[0] if len(unique) == 1 else Union(tuple(unique))
 
     def _indexed_by(self, target: Any, key: Any, node: IndexedAccess) -> Any:
-        target = self._unaliased(target, node)
+        target = self._unaliased(target, node.token)
         if isinstance(target, Union):
             options = [self._indexed_by(option, key, node) for option in target.options]
             unique = list(dict.fromkeys(options))
@@ -448,19 +466,19 @@ class _SchemaBuilder:
         elif isinstance(target, TupleType) and numeric:
             found = _tuple_element(target, key)
         elif isinstance(key, Literal) and isinstance(key.value, (str, int)):
-            found = self._property(target, str(key.value), node)
+            found = self._property(target, str(key.value), node.token)
         elif key in (Keyword("string"), Keyword("number")):
-            found = self._property(target, None, node)
+            found = self._property(target, None, node.token)
         if found is None:
             written = json.dumps(key.value) if isinstance(key, Literal) else key.name
             raise error_at(node.token, f"the indexed type has no member {written}")
         return found
 
-    def _unaliased(self, node: Any, at: IndexedAccess) -> Any:
+    def _unaliased(self, node: Any, token: Token) -> Any:
         """``node`` with type aliases, ``typeof``, ``T[K]`` and ``Array<T>`` looked through."""
         seen: set[str] = set()
         while True:
-            if isinstance(node, (IndexedAccess, TypeQuery)):
+            if isinstance(node, _DERIVED):
                 node = self._resolved(node)
                 continue
             if not isinstance(node, Reference) or node.member is not None:
@@ -475,61 +493,70 @@ class _SchemaBuilder:
                 return node
             instance = self.instances.instance(declaration, node.arguments, node.token)
             if instance.key in seen:
-                raise error_at(at.token, f"{node.name!r} is an alias of itself")
+                raise error_at(token, f"{node.name!r} is an alias of itself")
             seen.add(instance.key)
             node = instance.body
 
-    def _property(self, target: Any, name: str | None, node: IndexedAccess) -> Any:
+    def _property(self, target: Any, name: str | None, token: Token) -> Any:
         """The type of member ``name`` of an object type (``None``: its index
         signature's), or None when it has no such member."""
-        target = self._unaliased(target, node)
+        target = self._unaliased(target, token)
         if isinstance(target, ObjectType):
             for member in target.members:
+                if member.name == name and member.optional:
+                    return Union((member.type, Keyword("undefined")))  # as TypeScript reads it
                 if member.name == name:
-                    return _without_undefined(member.type) if member.optional else member.type
+                    return member.type
             return target.index
         if isinstance(target, MappedType):
-            keys = list(self._members(target.keys, ()))
             key = Keyword("string") if name is None else Literal(name)
+            if target.rename is not None:
+                original = self._renamed_keys(target).get(key)
+                return (
+                    None
+                    if original is None
+                    else substitute(target.value, {target.parameter: original})
+                )
+            keys = list(self._members(target.keys, ()))
             if key not in keys and Keyword("string") not in keys:
                 return None
             return substitute(target.value, {target.parameter: key})
         if isinstance(target, Intersection):
-            found = [self._property(part, name, node) for part in target.parts]
+            found = [self._property(part, name, token) for part in target.parts]
             unique = list(dict.fromkeys(f for f in found if f is not None))
             if len(unique) > 1:
-                return Intersection(tuple(unique), node.token)
+                return Intersection(tuple(unique), token)
             return unique[0] if unique else None
         if not isinstance(target, Reference):
-            raise error_at(node.token, "indexed access applies to object, array and tuple types")
+            raise error_at(token, "indexed access applies to object, array and tuple types")
         if target.name == "Record" and "Record" not in self.declarations:
             keys, value = self._arguments(target, 2)
             names = {m.value for m in self._members(keys, ()) if isinstance(m, Literal)}
             return value if keys == Keyword("string") or name in names else None
         if target.name in _UTILITIES and target.name not in self.declarations:
-            return self._utility_property(target, name, node)
+            return self._utility_property(target, name, token)
         declaration = self._declaration(target)
         if declaration.kind != "interface" or target.member is not None:
-            raise error_at(node.token, f"{target.name!r} is not an object type")
+            raise error_at(token, f"{target.name!r} is not an object type")
         instance = self.instances.instance(declaration, target.arguments, target.token)
         own = next((m for m in instance.body.members if m.name == name), None)
         if own is not None:
-            return self._property(ObjectType((own,)), name, node)
+            return self._property(ObjectType((own,)), name, token)
         for base in reversed(instance.extends):
-            found = self._property(base, name, node)
+            found = self._property(base, name, token)
             if found is not None:
                 return found
         return instance.body.index
 
-    def _utility_property(self, target: Reference, name: str | None, node: IndexedAccess) -> Any:
+    def _utility_property(self, target: Reference, name: str | None, token: Token) -> Any:
         if target.name in ("Pick", "Omit"):
             inner, keys = self._arguments(target, 2)
             names = {m.value for m in self._members(keys, ()) if isinstance(m, Literal)}
             if (name in names) != (target.name == "Pick"):
                 return None
-            return self._property(inner, name, node)
+            return self._property(inner, name, token)
         (inner,) = self._arguments(target, 1)
-        return self._property(inner, name, node)
+        return self._property(inner, name, token)
 
     def _arguments(self, node: Reference, count: int) -> tuple[Any, ...]:
         """The arguments of a built-in generic (``Array``, ``Record``, ``Partial``, ...)."""
@@ -554,7 +581,7 @@ class _SchemaBuilder:
             return result
         if isinstance(node, Reference):
             return self._reference_shape(node)
-        if isinstance(node, (IndexedAccess, TypeQuery)):
+        if isinstance(node, _DERIVED):
             return self.shape(self._resolved(node))
         if isinstance(node, MappedType):
             return self._mapped_shape(node)
@@ -591,11 +618,11 @@ class _SchemaBuilder:
     def _object_shape(self, node: ObjectType) -> _Shape:
         properties = {}
         for member in node.members:
-            member_type = self._defined(member.type)
-            if member_type in (_NEVER, Keyword("undefined")):
-                if member.optional:
+            member_type = member.type
+            if member.optional:
+                member_type = _without_undefined(member_type)
+                if member_type in (_NEVER, Keyword("undefined")):
                     continue  # { x?: never }: x is never there
-                member_type = member.type  # its schema says why no value fits
             schema = self.schema(member_type)
             if member.description:
                 schema = {**schema, "description": member.description}
@@ -622,25 +649,6 @@ class _SchemaBuilder:
             return None
         return names[0] if len(names) == 1 else {"anyOf": names}
 
-    def _defined(self, member_type: Any) -> Any:
-        """A member's type without ``undefined``, written or through an alias
-        (``x: Maybe<string>``, ``type Maybe<T> = T | null | undefined``): JSON has
-        no undefined, so the member holds one of the other types (present, unless
-        it is optional: TypeScript asks for a required member's key even when its
-        value may be undefined)."""
-        direct = _without_undefined(member_type)
-        if direct != member_type or not any(
-            isinstance(o, Reference) for o in _flatten_union(member_type)
-        ):
-            return direct
-        try:
-            members = list(self._members(member_type, ()))
-        except ConstraintError:
-            return member_type  # the schema of the type says what is wrong
-        if Keyword("undefined") not in members:
-            return member_type
-        return _without_undefined(Union(tuple(members)))
-
     def _mapped_shape(self, node: MappedType) -> _Shape:
         """A member per key, each optional as written (``?``, ``-?``) or, over
         ``keyof T`` with nothing written, as in ``T`` (TypeScript's homomorphic
@@ -656,7 +664,67 @@ class _SchemaBuilder:
         def value(key: Any) -> dict:
             return self.schema(substitute(node.value, {node.parameter: key}))
 
-        return self._keyed_shape(node.keys, value, optional, node.token, "a mapped type")
+        if node.rename is None:
+            return self._keyed_shape(node.keys, value, optional, node.token, "a mapped type")
+        renamed = self._renamed_keys(node)
+        by_name = {str(new.value): key for new, key in renamed.items() if isinstance(new, Literal)}
+        keys = Union(tuple(renamed)) if renamed else _NEVER
+        return self._keyed_shape(
+            keys,
+            lambda new: value(renamed[new]),
+            lambda name: optional(str(by_name[name].value)),
+            node.token,
+            "a mapped type",
+        )
+
+    def _mapped_sequence(self, node: MappedType) -> ArrayType | TupleType | None:
+        """``{ [K in keyof T]: ... }`` over an array or tuple type ``T`` is an array
+        or tuple again, its elements mapped (TypeScript's homomorphic mapped types:
+        ``Partial<string[]>``, a ``DeepPartial`` reaching an array); else None."""
+        if not isinstance(node.keys, KeyOf) or node.rename is not None:
+            return None
+        target = self._unaliased(node.keys.target, node.token)
+        if isinstance(target, ArrayType):
+            return ArrayType(substitute(node.value, {node.parameter: Keyword("number")}))
+        if not isinstance(target, TupleType):
+            return None
+        elements = []
+        for position, element in enumerate(target.elements):
+            key = Keyword("number") if element.rest else Literal(position)
+            mapped = substitute(node.value, {node.parameter: key})
+            optional = element.optional if node.optional is None else node.optional
+            elements.append(
+                TupleElement(ArrayType(mapped) if element.rest else mapped, optional, element.rest)
+            )
+        return TupleType(tuple(elements))
+
+    def _utility_of_sequence(self, node: Reference) -> ArrayType | TupleType | None:
+        """``Partial``, ``Required`` and ``Readonly`` of an array or tuple type: the
+        same sequence, its tuple elements made optional or required; else None."""
+        if node.name not in ("Partial", "Required", "Readonly") or node.name in self.declarations:
+            return None
+        (target,) = self._arguments(node, 1)
+        target = self._unaliased(target, node.token)
+        if isinstance(target, ArrayType) or (
+            isinstance(target, TupleType) and node.name == "Readonly"
+        ):
+            return target
+        if not isinstance(target, TupleType):
+            return None
+        optional = node.name == "Partial"
+        return TupleType(
+            tuple(TupleElement(e.type, optional and not e.rest, e.rest) for e in target.elements)
+        )
+
+    def _renamed_keys(self, node: MappedType) -> dict[Any, Any]:
+        """Each new key of a mapped type with ``as``, and the key it was made from
+        (a key renamed to ``never`` is left out, as ``as Exclude<K, "id">`` does)."""
+        renamed: dict[Any, Any] = {}
+        for key in self._members(node.keys, ()):
+            for new in self._members(substitute(node.rename, {node.parameter: key}), ()):
+                if new != _NEVER:
+                    renamed.setdefault(new, key)
+        return renamed
 
     def _record(self, node: Reference) -> _Shape:
         keys, value = self._arguments(node, 2)
@@ -818,6 +886,29 @@ def _flatten_union(node: Any) -> Iterator[Any]:
             yield from _flatten_union(option)
     else:
         yield node
+
+
+def _primitive_parts(node: Intersection) -> bool:
+    """Whether an intersection is of literals and primitives only (``K & string``)."""
+    parts = [part for part in node.parts if part != ObjectType(())]
+    return all(
+        isinstance(part, Literal)
+        or (isinstance(part, Keyword) and part.name in ("string", "number", "boolean"))
+        for part in parts
+    ) and bool(parts)
+
+
+def _primitive_intersection(node: Intersection) -> Any:
+    """The one type an intersection of literals and primitives is: ``"a" & string``
+    is ``"a"``, ``string & number`` is never (``& {}`` changes neither)."""
+    parts = [part for part in node.parts if part != ObjectType(())]
+    literals = {part for part in parts if isinstance(part, Literal)}
+    keywords = {part.name for part in parts if isinstance(part, Keyword)}
+    if literals:
+        (literal, *others) = literals
+        fits = all(_PRIMITIVE_OF.get(type(literal.value)) == name for name in keywords)
+        return literal if not others and fits else _NEVER
+    return Keyword(keywords.pop()) if len(keywords) == 1 else _NEVER
 
 
 def _tuple_element(node: TupleType, key: Any) -> Any:

@@ -105,6 +105,32 @@ class MappedType:
     value: Any
     optional: bool | None  # ? or +? (True), -? (False), none written (None)
     token: Token = field(compare=False)
+    rename: Any = None  # the type after 'as': each key's new name (never: left out)
+
+
+@dataclass(frozen=True)
+class Conditional:
+    """``Check extends Pattern ? WhenTrue : WhenFalse``.
+
+    Written with a type parameter alone as ``Check`` (``T extends string ?
+    ...``), it distributes over a union argument: once its argument is known,
+    ``parameter`` names it and the other three types still hold it, to be
+    replaced by each member of ``check`` in turn."""
+
+    check: Any
+    pattern: Any
+    when_true: Any
+    when_false: Any
+    token: Token = field(compare=False)
+    parameter: str | None = None
+
+
+@dataclass(frozen=True)
+class Infer:
+    """``infer U`` in a conditional type's pattern: the type found there, named."""
+
+    name: str
+    token: Token = field(compare=False)
 
 
 @dataclass(frozen=True)

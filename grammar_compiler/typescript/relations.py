@@ -1,0 +1,298 @@
+"""Conditional types, and the question they ask: is one type assignable to another?
+
+``T extends U ? X : Y`` picks a branch by whether ``T`` is assignable to
+``U``; ``Extract`` and ``Exclude`` filter a union by the same question.
+Since generics are instantiated with their arguments before a schema is
+built, every conditional type reaching here has concrete types on both
+sides, and the answer is computed, not guessed:
+
+* literals against literals, primitives, template literal types (by the
+  template's pattern) and ``{}``; primitives against primitives;
+* arrays and tuples element by element; object types member by member
+  (TypeScript's structural rule: every required member of the target is in
+  the source, with an assignable type; an optional one, if present, too);
+* unions on either side (every member of the source, some member of the
+  target), ``any``/``unknown``/``never`` as TypeScript treats them;
+* ``infer U`` in the pattern binds what stands at its place.
+
+A conditional whose check is a type parameter alone distributes over a
+union argument (``NonString<string | number>`` is ``NonString<string> |
+NonString<number>``), ``boolean`` counting as ``true | false``. What this
+reader cannot decide (two different template literal types, functions) is
+refused at the conditional, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from grammar_compiler.typescript.generics import substitute
+from grammar_compiler.typescript.syntax import (
+    ArrayType,
+    Conditional,
+    Infer,
+    Intersection,
+    Keyword,
+    Literal,
+    MappedType,
+    ObjectType,
+    Reference,
+    TemplateType,
+    TupleType,
+    Union,
+)
+from grammar_compiler.typescript.tokens import Token, error_at
+
+if TYPE_CHECKING:
+    from grammar_compiler.typescript.schema_builder import _SchemaBuilder
+
+MAX_RELATION_DEPTH = 64
+"""Nested comparisons (member types of member types, ...) one question may take."""
+
+NEVER = Keyword("never")
+_TOP = (Keyword("any"), Keyword("unknown"))
+_EMPTY_OBJECT = ObjectType(())
+_PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
+_OBJECT_LIKE = (ObjectType, Intersection, MappedType, Reference)
+
+
+class Relations:
+    """Assignability over one document's declarations (through its schema builder,
+    which resolves aliases, enums, members and object shapes)."""
+
+    def __init__(self, builder: _SchemaBuilder) -> None:
+        self.builder = builder
+        self._assumed: set[tuple[Any, Any]] = set()
+        self._depth = 0
+
+    def conditional(self, node: Conditional) -> Any:
+        """The type a conditional type stands for (``never`` when no branch is left)."""
+        if node.parameter is None:
+            chosen = self._branches(node, node.check, {})
+        else:
+            chosen = []
+            for member in self.options(node.check, node.token):
+                if member == NEVER:
+                    continue  # distributing over never gives never
+                bound = {node.parameter: member}
+                each = Conditional(
+                    member,
+                    substitute(node.pattern, bound),
+                    substitute(node.when_true, bound),
+                    substitute(node.when_false, bound),
+                    node.token,
+                )
+                chosen += self._branches(each, member, {})
+        unique = list(dict.fromkeys(chosen))
+        if not unique:
+            return NEVER
+        return unique[0] if len(unique) == 1 else Union(tuple(unique))
+
+    def _branches(self, node: Conditional, check: Any, inferred: dict[str, Any]) -> list[Any]:
+        if check == Keyword("any") and node.pattern not in _TOP:
+            return [node.when_true, node.when_false]  # TypeScript takes both for any
+        if self.assignable(check, node.pattern, node.token, inferred):
+            return [substitute(node.when_true, inferred)]
+        return [node.when_false]
+
+    def assignable(
+        self, source: Any, target: Any, token: Token, inferred: dict[str, Any] | None = None
+    ) -> bool:
+        """Whether every value of ``source`` is a value of ``target``; ``infer``
+        names in ``target`` are bound in ``inferred``.
+
+        Raises:
+            ConstraintError: at ``token``, for a comparison this reader does not decide.
+        """
+        inferred = {} if inferred is None else inferred
+        if isinstance(target, Infer):
+            known = inferred.get(target.name)
+            inferred[target.name] = source if known in (None, source) else Union((known, source))
+            return True
+        if target in _TOP:
+            return True
+        self._depth += 1
+        try:
+            if self._depth > MAX_RELATION_DEPTH:
+                raise error_at(token, "a conditional type compares types nested too deeply")
+            sources = self.options(source, token)
+            if len(sources) != 1:
+                return all(self.assignable(s, target, token, inferred) for s in sources)
+            source = sources[0]
+            if source in (NEVER, Keyword("any")):
+                return True
+            targets = self.options(target, token)
+            if len(targets) != 1:
+                for option in targets:
+                    trial = dict(inferred)
+                    if self.assignable(source, option, token, trial):
+                        inferred.update(trial)
+                        return True
+                return False
+            return self._single(source, targets[0], token, inferred)
+        finally:
+            self._depth -= 1
+
+    def options(self, node: Any, token: Token) -> list[Any]:
+        """A type's union members, looking through aliases and enums, with
+        ``boolean`` as ``true | false`` (infer stays as it is)."""
+        if isinstance(node, Infer):
+            return [node]
+        found: list[Any] = []
+        for member in self.builder.members(node):
+            if member == Keyword("boolean"):
+                found += [Literal(True), Literal(False)]
+            else:
+                found.append(self.builder.unaliased(member, token))
+        return list(dict.fromkeys(found))
+
+    def _single(self, source: Any, target: Any, token: Token, inferred: dict[str, Any]) -> bool:
+        if isinstance(target, Infer) or target in _TOP:
+            return self.assignable(source, target, token, inferred)
+        if target == NEVER:
+            return False
+        if isinstance(target, TemplateType) and _has_infer(target):
+            raise error_at(token, "infer inside a template literal type is not read here")
+        if isinstance(source, Literal):
+            return self._literal(source, target)
+        if isinstance(source, Keyword):
+            if isinstance(target, TemplateType):
+                return source.name == "string" and target.parts == (Keyword("string"),)
+            return source == target or (
+                target == _EMPTY_OBJECT and source.name in ("string", "number", "object")
+            )
+        if isinstance(source, TemplateType):
+            if source == target or target in (Keyword("string"), _EMPTY_OBJECT):
+                return True
+            if isinstance(target, TemplateType):
+                raise error_at(token, "a conditional type compares two template literal types")
+            return False
+        if isinstance(source, (ArrayType, TupleType)):
+            return self._sequence(source, target, token, inferred)
+        if isinstance(source, _OBJECT_LIKE):
+            return self._object(source, target, token, inferred)
+        raise error_at(token, "a conditional type here compares types this reader cannot")
+
+    def _literal(self, source: Literal, target: Any) -> bool:
+        if isinstance(target, Literal):
+            return source == target
+        if source.value is None:
+            return False  # null: only null, any and unknown take it
+        if isinstance(target, Keyword):
+            return target.name == _PRIMITIVE_OF[type(source.value)]
+        if isinstance(target, TemplateType):
+            text = self.builder.template_text_of(source)
+            return re.fullmatch(self.builder.template_pattern(target), text) is not None
+        return target == _EMPTY_OBJECT
+
+    def _sequence(
+        self, source: ArrayType | TupleType, target: Any, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        if target in (Keyword("object"), _EMPTY_OBJECT):
+            return True
+        if isinstance(target, ArrayType):
+            elements = (
+                [source.element]
+                if isinstance(source, ArrayType)
+                else [e.type.element if e.rest else e.type for e in source.elements]
+            )
+            return all(self.assignable(e, target.element, token, inferred) for e in elements)
+        if isinstance(target, TupleType) and isinstance(source, TupleType):
+            return self._tuple(source, target, token, inferred)
+        return False
+
+    def _tuple(
+        self, source: TupleType, target: TupleType, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        """Position by position: each target element the source may lack is
+        optional there; source elements past the target's fixed ones, and a
+        source rest, go to the target's rest element."""
+        fixed = [e for e in source.elements if not e.rest]
+        wanted = [e for e in target.elements if not e.rest]
+        source_rest = next((e.type.element for e in source.elements if e.rest), None)
+        target_rest = next((e.type.element for e in target.elements if e.rest), None)
+        for position, element in enumerate(wanted):
+            if position >= len(fixed):
+                if not element.optional:
+                    return False
+                if source_rest is not None and not self.assignable(
+                    source_rest, element.type, token, inferred
+                ):
+                    return False
+                continue
+            if fixed[position].optional and not element.optional:
+                return False
+            if not self.assignable(fixed[position].type, element.type, token, inferred):
+                return False
+        extra = [e.type for e in fixed[len(wanted) :]]
+        if source_rest is not None:
+            extra.append(source_rest)
+        if extra and target_rest is None:
+            return False
+        return all(self.assignable(e, target_rest, token, inferred) for e in extra)
+
+    def _object(self, source: Any, target: Any, token: Token, inferred: dict[str, Any]) -> bool:
+        if target in (Keyword("object"), _EMPTY_OBJECT):
+            return True
+        if isinstance(source, Reference) and source.name == "Date":
+            return isinstance(target, Reference) and target.name == "Date"
+        if not isinstance(target, _OBJECT_LIKE) or (
+            isinstance(target, Reference) and target.name == "Date"
+        ):
+            return False
+        key = (source, target)
+        if key in self._assumed:
+            return True  # a recursive type against itself: assumed, as TypeScript does
+        self._assumed.add(key)
+        try:
+            return self._members_assignable(source, target, token, inferred)
+        finally:
+            self._assumed.discard(key)
+
+    def _members_assignable(
+        self, source: Any, target: Any, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        own = self._member_flags(source)
+        wanted = self._member_flags(target)
+        for name, optional in wanted.items():
+            if name is None:
+                continue
+            if name not in own:
+                if optional:
+                    continue
+                return False
+            if own[name] and not optional:
+                return False
+            found = self.builder.member_type(source, name, token)
+            if not self.assignable(
+                found, self.builder.member_type(target, name, token), token, inferred
+            ):
+                return False
+        if None in wanted:  # the target's index signature takes every member
+            index = self.builder.member_type(target, None, token)
+            return all(
+                self.assignable(
+                    self.builder.member_type(source, name, token), index, token, inferred
+                )
+                for name in own
+            )
+        return True
+
+    def _member_flags(self, node: Any) -> dict[str | None, bool]:
+        """Member names and whether each is optional (``None``: an index signature)."""
+        if isinstance(node, ObjectType):
+            flags: dict[str | None, bool] = {m.name: m.optional for m in node.members}
+        else:
+            shape = self.builder.shape(node)
+            flags = {name: p.optional for name, p in shape.properties.items()}
+            if shape.additional is not False:
+                flags[None] = True
+            return flags
+        if node.index is not None:
+            flags[None] = True
+        return flags
+
+
+def _has_infer(node: TemplateType) -> bool:
+    return any(isinstance(part, Infer) for part in node.parts)
