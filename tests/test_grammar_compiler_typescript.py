@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from integration.typescript_judge import typescript_errors
 from json_instances import Decoder, instance_texts, samples
 
 from grammar_compiler import ConstraintError, compile_typescript, typescript_to_json_schema
@@ -1139,6 +1140,31 @@ def test_corpus_compiles_and_generates_valid_json(path: Path) -> None:
     constraint, decoder = _compiled(path)
     for text in samples(decoder, 30, seed=7):
         assert constraint.judge(text) is None, (text, constraint.judge(text))
+
+
+def _as_tsc_judges_json(source: str) -> str | None:
+    """``source`` as tsc can judge JSON against it: ``Date`` is the string
+    ``JSON.stringify`` writes, and the documentation's ``type X { ... }`` is
+    ``type X = { ... }``. None with a string enum, whose members tsc tells
+    apart from the strings that are their JSON (``"g"`` is not ``Unit.Gram``)."""
+    if re.search(r"enum \w+ \{[^}]*=\s*[\"']", source):
+        return None
+    source = re.sub(r"\btype (\w+) \{", r"type \1 = {", source)
+    return source + "\ntype Date = string;\n" if re.search(r"\bDate\b", source) else source
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _corpus(refused=False) if _as_tsc_judges_json(p.read_text()) is not None],
+    ids=lambda p: p.stem,
+)
+def test_corpus_outputs_are_values_of_the_type_for_tsc(path: Path) -> None:
+    """The real TypeScript compiler, which knows nothing of the translation,
+    takes every sampled output as a value of the named type."""
+    _, decoder = _compiled(path)
+    texts = samples(decoder, 12, seed=3)
+    judged = _as_tsc_judges_json(path.read_text())
+    assert judged is not None and typescript_errors(judged, _type_name(path), texts) == {}
 
 
 @pytest.mark.parametrize("path", _corpus(refused=False), ids=lambda p: p.stem)

@@ -594,6 +594,8 @@ class _SchemaBuilder:
             return self._record(node)
         if node.name in _UTILITIES:
             return self._utility(node)
+        if node.name in _UNION_FILTERS and node.name not in self.declarations:
+            return self.shape(self._filtered_union(node))
         declaration = self._declaration(node)
         if declaration.kind == "enum" or node.member is not None:
             raise error_at(node.token, f"{node.name!r} is not an object type")
