@@ -1,8 +1,8 @@
 """grammar_compiler.typescript: the declaration forms real source files use.
 
-Declaration merging, directives, enum members named by earlier ones,
-index signatures keyed by template literal types, ``undefined`` reached
-through an alias. Each compiled type's sampled outputs are judged by the
+Declaration merging, namespaces, directives, enum members named by
+earlier ones, index signatures keyed by template literal types,
+``undefined`` beside other types. Each compiled type's sampled outputs are judged by the
 real TypeScript compiler (``tests/integration/typescript_judge``), which
 knows nothing of the translation.
 """
@@ -116,3 +116,48 @@ def test_undefined_alone_is_refused_unless_a_member_is_optional() -> None:
     for refused in ("interface A { a: undefined }", "type U = undefined\ninterface A { a: U }"):
         with pytest.raises(ConstraintError, match="'undefined' is not JSON"):
             compile_typescript(refused, "A")
+
+
+NAMESPACED = """
+export namespace API {
+  export interface User { id: number; role: Role; home: Models.Address }
+  export type Role = "admin" | "user";
+  export namespace Models {
+    export interface Address { city: string; kind: Kind.Home }
+    export enum Kind { Home = 1, Work = 2 }
+  }
+}
+declare namespace Store.Models {
+  interface Item { sku: string; owner: API.User }
+}
+interface Address { street: string }
+export interface Member {
+  user: API.User;
+  item: Store.Models.Item;
+  kind: API.Models.Kind.Work;
+  address: Address;
+}
+module.exports = {};
+"""
+
+
+def test_namespaces_qualify_names_inside_and_out() -> None:
+    """Inside ``API``, ``Role`` is ``API.Role``; outside it is written qualified;
+    the innermost namespace is looked in first, and a name no namespace
+    declares is the file's own (``Address`` outside, ``Models.Address`` inside)."""
+    judged = NAMESPACED.replace("module.exports = {};", "")
+    texts = _sampled(NAMESPACED, "Member")
+    assert texts and typescript_errors(judged, "Member", texts) == {}
+    good = (
+        '{"user": {"id": 1, "role": "user", "home": {"city": "c", "kind": 1}}, '
+        '"item": {"sku": "s", "owner": {"id": 2, "role": "admin", "home": {"city": "d", '
+        '"kind": 1}}}, "kind": 2, "address": {"street": "s"}}'
+    )
+    assert _judged(judged, "Member", [good]) == {}
+    decoder = Decoder(compile_typescript(NAMESPACED, "Member").value)
+    assert not decoder.accepts(good.replace('"role": "user"', '"role": "guest"'))
+    assert not decoder.accepts(good.replace('"street": "s"', '"city": "s"'))
+    schema = typescript_to_json_schema(NAMESPACED, "API.User")
+    assert schema["$ref"] == "#/$defs/API.User"
+    with pytest.raises(ConstraintError, match=r"declared types: API\.Models\.Address, "):
+        compile_typescript(NAMESPACED, "User")

@@ -157,6 +157,7 @@ def sources(draw: st.DrawFn) -> tuple[str, str]:
                 "type Wide<X> = { a?: Wide<[X]>; b?: Wide<{ x: X }> }\ntype UsesWide = Wide<1>",
                 "export const value = 1",
                 "interface WithMethod { run(): void }",
+                "namespace N { export type A = B; export namespace M { export type B = A } }",
             )
         )
     )
@@ -164,7 +165,7 @@ def sources(draw: st.DrawFn) -> tuple[str, str]:
     arguments = draw(st.lists(TYPES, max_size=2))
     root = f"type Root = {chosen}<{', '.join(arguments)}>" if arguments else ""
     named = (chosen, "Root", "Root") if arguments else (chosen,)
-    type_name = draw(st.sampled_from((*named, "UsesEndless", "Nope")))
+    type_name = draw(st.sampled_from((*named, "UsesEndless", "Nope", "N.A", "N.M.B")))
     return "\n".join([*declarations, extra, root]), type_name
 
 

@@ -21,8 +21,9 @@ The subset:
   name merge), the ``type X { ... }`` form of the API documentation,
   ``enum`` and ``const enum`` (string and numeric literal members,
   auto-incremented, or naming an earlier member), each with or without
-  ``export``, and ``export { X, Y }``. Any declared type may be
-  ``type_name``.
+  ``export``, and ``export { X, Y }``; namespaces (``namespace API { ...
+  }``, nested or dotted, their types named ``API.User``, names inside
+  looked up innermost first). Any declared type may be ``type_name``.
 * generic type aliases and interfaces: ``type Pair<T> = [T, T]``,
   ``interface Box<T, U = string> { ... }`` used as ``Pair<string>`` or
   ``Box<number>`` (defaults filled in, constraints ``T extends C`` passed
@@ -64,7 +65,7 @@ Refused as describing programs, not data: function and constructor types,
 method, call and construct signatures, accessors, classes, functions and
 variables whose value is computed. Refused by name: ``bigint``, ``symbol``,
 ``undefined`` alone outside optional members,
-``void``, ``never`` where a value is required, computed enum members, namespaces, imports, and
+``void``, ``never`` where a value is required, computed enum members, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is
 raised only when the named type uses them, so a file's functions, classes

@@ -15,6 +15,7 @@ import dataclasses
 from typing import Any
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.namespaces import qualify_references
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Conditional,
@@ -70,7 +71,7 @@ _REFUSED_TYPES = {
     "unique": "unique symbol",
 }
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
-_SCOPES = {"namespace": "namespace", "module": "module declaration", "global": "declare global"}
+_SCOPES = frozenset({"namespace", "module", "global"})
 _DEFAULT_EXPORTS = ("interface", "class", "abstract", "function", "async", "enum")
 _REFUSED_STATEMENTS = {
     "*": "export * (re-export)",
@@ -85,7 +86,7 @@ _VARIABLE_KEYWORDS = frozenset({"const", "let", "var"})
 _STATEMENT_STARTS = frozenset(
     {"export", "import", "type", "interface", "enum", "declare"}
     | _PROGRAM_STATEMENTS.keys()
-    | _SCOPES.keys()
+    | _SCOPES
     | _VARIABLE_KEYWORDS
 )
 _SET_ASIDE_AFTER_DECLARE = _PROGRAM_STATEMENTS.keys() | _VARIABLE_KEYWORDS
@@ -99,6 +100,7 @@ class _Parser:
         self.index = 0
         self.depth = 0
         self.in_pattern = 0  # inside a conditional type's 'extends' pattern: infer allowed
+        self.scope: list[str] = []  # the namespaces the statements being read are in
 
     # -- helpers ---------------------------------------------------------
 
@@ -173,6 +175,8 @@ class _Parser:
         for token in exported_names:
             if token.text not in found.types and token.text not in found.values:
                 raise self.error(f"export of undeclared type {token.text!r}", token)
+        if any(declaration.scope for declaration in found.types.values()):
+            qualify_references(found.types)
         return found
 
     def _statements(self, found: Declarations, closing: str | None) -> list[Token]:
@@ -235,6 +239,10 @@ class _Parser:
         return None
 
     def _add_type(self, found: Declarations, declaration: Declaration) -> None:
+        if self.scope:
+            scope = ".".join(self.scope)
+            name = f"{scope}.{declaration.name}"
+            declaration = dataclasses.replace(declaration, name=name, scope=scope)
         existing = found.types.get(declaration.name)
         if existing is None:
             found.types[declaration.name] = declaration
@@ -281,6 +289,8 @@ class _Parser:
         )
 
     def _add_value(self, found: Declarations, value: Value) -> None:
+        if self.scope:
+            value = dataclasses.replace(value, name=".".join([*self.scope, value.name]))
         if value.name in found.values:
             raise self.error(f"duplicate declaration of variable {value.name!r}", value.token)
         found.values[value.name] = value
@@ -305,8 +315,9 @@ class _Parser:
             found.values[name.text] = Value(name.text, name, refusal=refusal)
 
     def _set_aside_scope(self, found: Declarations) -> None:
-        """A namespace (its name kept with the refusal: ``NS.T`` is a qualified
-        name); ``declare global { ... }`` and ``declare module "m" { ... }``, whose
+        """``namespace A.B { ... }`` (or ``module A``): its declarations are named
+        ``A.B.X`` (``namespaces`` resolves the names written inside and out);
+        ``declare global { ... }`` and ``declare module "m" { ... }``, whose
         declarations are read as if written outside (a ``.d.ts`` file's way)."""
         if self.at("global") or (self.at("module") and self.peek().kind == "string"):
             self.advance()
@@ -316,13 +327,23 @@ class _Parser:
                 self._statements(found, closing="}")
                 self.expect("}")
             return
-        keyword = self.advance()
-        refusal = self.unsupported(_SCOPES[keyword.text], keyword)
-        name = self.token if self.token.kind == "name" and keyword.text != "global" else None
-        self._skip_statement()
-        if name is not None:
-            self._add_type(found, Declaration(name.text, "program", name, refusal=refusal))
-            found.values.setdefault(name.text, Value(name.text, name, refusal=refusal))
+        if self.peek().kind != "name":  # module.exports = ...: a statement of a program
+            self._skip_statement()
+            return
+        self.advance()
+        path = [self.name("a namespace name").text]
+        while self.accept("."):
+            path.append(self.name("a namespace name").text)
+        if not self.at("{"):  # declare namespace A; and the like
+            self._end_statement()
+            return
+        self.expect("{")
+        self.scope += path
+        try:
+            self._statements(found, closing="}")
+        finally:
+            del self.scope[-len(path) :]
+        self.expect("}")
 
     def _variable(self, found: Declarations) -> None:
         """``const x = <value>``: its type, for ``typeof x``; a value computed at run
@@ -749,10 +770,10 @@ class _Parser:
         if name == "readonly":
             raise self.error("'readonly' applies only to array and tuple types", token)
         member = None
-        if self.accept("."):
-            member = self.name("an enum member").text
-            if self.at("."):
-                raise self.unsupported("qualified name", token)
+        while self.accept("."):  # Enum.Member, Namespace.Type, Namespace.Enum.Member
+            if member is not None:
+                name = f"{name}.{member}"
+            member = self.name("a member name").text
         arguments: tuple[Any, ...] = ()
         if self.accept("<"):
             self.depth += 1

@@ -173,6 +173,7 @@ class Declaration:
     members: dict[str, Any] = field(default_factory=dict)  # enum member values
     parameters: tuple[TypeParameter, ...] = ()
     refusal: ConstraintError | None = None  # raised where a "program" declaration is used
+    scope: str = ""  # the namespace it is declared in ("A.B"), where its names are looked up
 
     @property
     def required_parameters(self) -> int:
