@@ -556,11 +556,11 @@ PROGRAM = "(it describes a program, not data)"
     [
         ("export type T = (x: number) => string", "function type", 1, 17),
         ("type T = { onClick: (event: MouseEvent) => void }", "function type", 1, 21),
-        ("type T = { f: <X>(x: X) => X }", "generic function type", 1, 15),
+        ("type T = { f: <X>(x: X) => X }", "function type", 1, 15),
         ("type T = { make: new () => Date }", "constructor type", 1, 18),
         ("export type T = { f(): void }", "method signature", 1, 19),
         (
-            "interface T {\n  name: string\n  greet?(who: string): string\n}",
+            "interface T {\n  name: string\n  greet(who: string): string\n}",
             "method signature",
             3,
             3,
@@ -568,13 +568,14 @@ PROGRAM = "(it describes a program, not data)"
         ("interface T { map<X>(f: X): X }", "method signature", 1, 15),
         ("interface T { (): void }", "call signature", 1, 15),
         ("interface T { new (): T }", "construct signature", 1, 15),
-        ("interface T { get size(): number }", "get accessor", 1, 15),
-        ("export class C {}\ntype T = C", "class", 1, 8),
-        ("abstract class C {}\ntype T = { c: C[] }", "class", 1, 1),
+        ("interface T { set size(v: number) }", "set accessor", 1, 19),
+        ("export class C { run() {} }\ntype T = C", "method", 1, 18),
+        ("abstract class C { abstract area(): number }\ntype T = { c: C[] }", "method", 1, 29),
+        ("class C { private a = 1 }\ntype T = C", "private member", 1, 11),
         ("type T = typeof f\nfunction f(): T { return 1 }", "function", 2, 1),
         ("type T = typeof f\nexport async function f() {}", "function", 2, 8),
         ("declare function f(): void\ntype T = typeof f", "function", 1, 9),
-        ("type T = keyof C\nclass C { a = 1 }", "class", 2, 1),
+        ("type T = keyof C\nclass C { #a = 1 }", "#private member", 2, 11),
     ],
 )
 def test_programs_are_refused_as_not_data(
@@ -590,7 +591,7 @@ def test_programs_are_refused_as_not_data(
 SET_ASIDE_SOURCE = """\
 import { z } from "zod";
 @Component({ selector: "app" })
-class Widget {}
+class Widget { render() {} }
 type Handler = (event: Event) => void
 type IsText<T> = T extends string ? true : never
 interface Api { get(path: string): Promise<Order> }
@@ -633,8 +634,8 @@ def test_program_statements_are_set_aside_until_used() -> None:
         "Handler": ("'function type' (it describes a program, not data)", 4, 16),
         "IsText<1>": ("'never' has no value", 5, 44),
         "Api": ("'method signature'", 6, 17),
-        "Widget": ("'class'", 3, 1),
-        "Cart": ("unsupported construct 'class' (it describes a program, not data)", 15, 8),
+        "Widget": ("'method'", 3, 16),
+        "Cart": ("unsupported construct '#private member' (it describes a program, not", 16, 5),
         "typeof describe": ("unsupported construct 'function'", 20, 8),
         "Price": ("'Price' is imported from './money'", 9, 24),
         "Currency": ("'Currency' is imported from './money'", 9, 31),
@@ -648,9 +649,11 @@ def test_program_statements_are_set_aside_until_used() -> None:
             compile_typescript(f"{SET_ASIDE_SOURCE}type T = {{ x: {used} }}", "T")
         assert message in caught.value.message, caught.value.message
         assert (caught.value.line, caught.value.column) == (line, column), str(caught.value)
-    with pytest.raises(ConstraintError, match=r"'class'.* at line 15, column 8"):
+    with pytest.raises(ConstraintError, match=r"'#private member'.* at line 16, column 5"):
         compile_typescript(SET_ASIDE_SOURCE, "Cart")
-    with pytest.raises(ConstraintError, match=r"declared types: IsText, Order, Window$"):
+    with pytest.raises(
+        ConstraintError, match=r"declared types: Api, Handler, IsText, Order, Window$"
+    ):
         compile_typescript(SET_ASIDE_SOURCE, "Missing")  # Window: declare global's
 
 

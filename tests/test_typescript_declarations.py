@@ -10,6 +10,7 @@ knows nothing of the translation.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from integration.typescript_judge import typescript_errors
@@ -161,3 +162,52 @@ def test_namespaces_qualify_names_inside_and_out() -> None:
     assert schema["$ref"] == "#/$defs/API.User"
     with pytest.raises(ConstraintError, match=r"declared types: API\.Models\.Address, "):
         compile_typescript(NAMESPACED, "User")
+
+
+PROGRAM_PARTS = """
+export interface Service {
+  name: string;
+  port?: number;
+  start(): Promise<void>;
+  stop?(force: boolean): void;
+  onError: (error: Error) => void;
+  isUp(): this is Service;
+  get url(): string;
+  set url(value: string);
+}
+export class Endpoint {
+  @IsString() path!: string;
+  method: "GET" | "POST" = "GET";
+  retries = 3;
+  static registry = new Map();
+  static create(path: string): Endpoint { return new Endpoint(path); }
+  constructor(public readonly owner: string, note?: string) {}
+}
+export class Controller extends Endpoint implements Named { handle(): void {} }
+interface Named { owner: string }
+export type Config = Pick<Service, "name" | "port" | "url"> & { endpoints: Endpoint[] };
+"""
+
+
+def test_methods_and_function_types_are_refused_only_where_a_value_needs_them() -> None:
+    """``Pick``/``Omit`` may leave a method out; an optional one is never in JSON;
+    a getter is a member; a class of public fields is the interface of its
+    instances (static members, decorators and bodies passed over)."""
+    source = PROGRAM_PARTS.replace("@IsString() ", "")  # tsc here has no decorators' types
+    good = (
+        '{"name": "api", "url": "u", "endpoints": '
+        '[{"path": "/", "method": "GET", "retries": 1, "owner": "o"}]}'
+    )
+    assert _judged(source, "Config", [good]) == {}
+    assert Decoder(compile_typescript(PROGRAM_PARTS, "Config").value).accepts(good)
+    texts = _sampled(PROGRAM_PARTS, "Config")
+    assert typescript_errors(source, "Config", texts) == {}
+    refusals = {
+        "Service": "'method signature' (it describes a program, not data) at line 5, column 3",
+        "Controller": "'method' (it describes a program, not data) at line 20, column 61",
+    }
+    for name, message in refusals.items():
+        with pytest.raises(ConstraintError, match=re.escape(message)):
+            compile_typescript(PROGRAM_PARTS, name)
+    with pytest.raises(ConstraintError, match="'function type'"):
+        compile_typescript(PROGRAM_PARTS + "type T = Omit<Service, 'start'>", "T")

@@ -158,6 +158,8 @@ def sources(draw: st.DrawFn) -> tuple[str, str]:
                 "export const value = 1",
                 "interface WithMethod { run(): void }",
                 "namespace N { export type A = B; export namespace M { export type B = A } }",
+                "class K { a = 1; b?: A; static c = f(); constructor(public d: B) {} }",
+                "class K extends Box<string> { async *g() {} [Symbol.iterator]() {} }",
             )
         )
     )
@@ -165,7 +167,7 @@ def sources(draw: st.DrawFn) -> tuple[str, str]:
     arguments = draw(st.lists(TYPES, max_size=2))
     root = f"type Root = {chosen}<{', '.join(arguments)}>" if arguments else ""
     named = (chosen, "Root", "Root") if arguments else (chosen,)
-    type_name = draw(st.sampled_from((*named, "UsesEndless", "Nope", "N.A", "N.M.B")))
+    type_name = draw(st.sampled_from((*named, "UsesEndless", "Nope", "N.A", "N.M.B", "K")))
     return "\n".join([*declarations, extra, root]), type_name
 
 

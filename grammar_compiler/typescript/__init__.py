@@ -58,12 +58,17 @@ The subset:
   (``relations``), which also let ``Extract``/``Exclude`` compare object
   types: ``DeepPartial<T>``, ``ElementOf<T>``, ``Extract<Event, { type:
   "click" }>``.
+* classes of public fields (``classes``): the interface of their
+  instances, with constructor parameter properties, ``extends``, generics;
+  static members, decorators and bodies passed over.
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``.
 
 Refused as describing programs, not data: function and constructor types,
-method, call and construct signatures, accessors, classes, functions and
-variables whose value is computed. Refused by name: ``bigint``, ``symbol``,
+methods and setters (each where a value would need it: ``Pick``/``Omit``
+may leave them out, an optional one is never in JSON; a getter is a
+member), call and construct signatures, classes with methods or private
+members, functions and variables whose value is computed. Refused by name: ``bigint``, ``symbol``,
 ``undefined`` alone outside optional members,
 ``void``, ``never`` where a value is required, computed enum members, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and

@@ -35,6 +35,7 @@ from grammar_compiler.typescript.syntax import (
     MappedType,
     Member,
     ObjectType,
+    ProgramType,
     Reference,
     TemplateType,
     TupleElement,
@@ -344,6 +345,8 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
         text("}")
     elif isinstance(node, Infer):
         text(f"infer {node.name}")
+    elif isinstance(node, ProgramType):
+        text(f"({node.construct} at {node.token.line}:{node.token.column})")
     elif isinstance(node, Conditional):
         text("(")  # a conditional nests in parentheses anywhere
         if node.parameter is not None:

@@ -15,8 +15,10 @@ import dataclasses
 from typing import Any
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.classes import read_class
 from grammar_compiler.typescript.namespaces import qualify_references
 from grammar_compiler.typescript.syntax import (
+    PROGRAM_NOT_DATA,
     ArrayType,
     Conditional,
     Declaration,
@@ -30,6 +32,7 @@ from grammar_compiler.typescript.syntax import (
     MappedType,
     Member,
     ObjectType,
+    ProgramType,
     Reference,
     TemplateType,
     TupleElement,
@@ -50,9 +53,6 @@ def parse_declarations(source: str) -> Declarations:
     """Every declaration in ``source`` by name (raises ``ConstraintError`` at the first
     mistake in a type; a statement set aside raises only where it is used)."""
     return _Parser(tokenize(source)).declarations()
-
-
-PROGRAM_NOT_DATA = "it describes a program, not data"
 
 
 class UnsupportedConstruct(ConstraintError):
@@ -101,6 +101,7 @@ class _Parser:
         self.depth = 0
         self.in_pattern = 0  # inside a conditional type's 'extends' pattern: infer allowed
         self.scope: list[str] = []  # the namespaces the statements being read are in
+        self.in_signature = 0  # inside a function type or method: void and the like allowed
 
     # -- helpers ---------------------------------------------------------
 
@@ -196,7 +197,7 @@ class _Parser:
                     self._skip_statement()  # export = x, export default <expression>
                     continue
             if self.at("@"):
-                self._skip_decorator()
+                self.skip_decorator()
                 continue
             if self.token.kind == "string":  # a directive: 'use strict'
                 self._skip_statement()
@@ -207,6 +208,8 @@ class _Parser:
                 self._import(found)
             elif self.token.text in _VARIABLE_KEYWORDS and self.peek().text != "enum":
                 self._variable(found)
+            elif self.at("class") or (self.at("abstract") and self.peek().text == "class"):
+                self._class(found)
             elif self.token.text in _PROGRAM_STATEMENTS:
                 self._set_aside_program(found)
             elif self.token.text in _SCOPES:
@@ -297,11 +300,26 @@ class _Parser:
 
     # -- statements set aside --------------------------------------------
 
-    def _set_aside_program(self, found: Declarations) -> None:
+    def _class(self, found: Declarations) -> None:
+        """A class that holds data, as the interface of its instances; one with a
+        method or a private member (or anything else this reader cannot take) is
+        set aside with that refusal."""
+        first = self.index
+        try:
+            declaration = read_class(self)
+        except ConstraintError as refusal:  # also what this reader of classes does not know
+            self.index = first
+            self._set_aside_program(found, refusal)
+            return
+        self._add_type(found, declaration)
+
+    def _set_aside_program(
+        self, found: Declarations, refusal: ConstraintError | None = None
+    ) -> None:
         """A class or function: its name is kept with the refusal, raised where a type uses it."""
         keyword = self.advance()
         construct = _PROGRAM_STATEMENTS[keyword.text]
-        refusal = self.program(construct, keyword)
+        refusal = refusal or self.program(construct, keyword)
         if keyword.text in ("abstract", "async"):
             self.advance()
         self.accept("*")  # a generator
@@ -401,7 +419,7 @@ class _Parser:
             self._add_type(found, Declaration(local.text, "program", local, refusal=refusal))
             found.values.setdefault(local.text, Value(local.text, local, refusal=refusal))
 
-    def _skip_decorator(self) -> None:
+    def skip_decorator(self) -> None:
         """``@Name.member(arguments)`` before a class, which is set aside next."""
         self.expect("@")
         self.name("a decorator")
@@ -478,7 +496,7 @@ class _Parser:
     def _type_alias(self) -> Declaration:
         self.expect("type")
         name = self.name("a type name")
-        parameters = self._type_parameters()
+        parameters = self.type_parameters()
         if self.at("{"):  # the documentation's "export type X { ... }"
             body = self._object()
         else:
@@ -490,7 +508,7 @@ class _Parser:
     def _interface(self) -> Declaration:
         self.expect("interface")
         name = self.name("an interface name")
-        parameters = self._type_parameters()
+        parameters = self.type_parameters()
         extends: list[Reference] = []
         if self.accept("extends"):
             while True:
@@ -557,7 +575,7 @@ class _Parser:
         self.advance()
         return value
 
-    def _type_parameters(self) -> tuple[TypeParameter, ...]:
+    def type_parameters(self) -> tuple[TypeParameter, ...]:
         """``<T, U extends V = W>``: the names and defaults (a required one may not follow
         one with a default, as in TypeScript)."""
         if not self.accept("<"):
@@ -695,8 +713,9 @@ class _Parser:
             return self._tuple()
         if token.kind == "name":
             return self._named()
-        if self.at("<"):
-            raise self.program("generic function type")
+        if self.at("<"):  # a generic function type
+            self.skip_balanced()
+            return self._function_type(token)
         raise self.error(f"expected a type, found {describe(token)}")
 
     def _template(self) -> Any:
@@ -722,11 +741,46 @@ class _Parser:
     def _parenthesized(self) -> Any:
         start = self.token
         if self._is_function_type():
-            raise self.program("function type", start)
+            return self._function_type(start)
         self.advance()
         inner = self.type()
         self.expect(")", "')'")
         return inner
+
+    def _function_type(self, start: Token, construct: str = "function type") -> ProgramType:
+        """``(parameters) => R``: read to its end, kept as a program's part."""
+        self.skip_balanced()
+        self.expect("=>")
+        self.returned_type()
+        return ProgramType(construct, start)
+
+    def returned_type(self) -> None:
+        """A function's or method's return type (``void``, ``x is T`` and
+        ``asserts x`` too): read past, since no value is made of it."""
+        self.in_signature += 1
+        try:
+            if self.accept("asserts"):
+                self.name("a parameter name")
+            else:
+                self.type()
+            if self.accept("is"):
+                self.type()
+        finally:
+            self.in_signature -= 1
+
+    def skip_balanced(self) -> None:
+        """An opening bracket (``(``, ``[``, ``{`` or ``<``) and all up to its match."""
+        depth = 0
+        while True:
+            token = self.advance()
+            if token.kind == "end":
+                raise self.error("expected a closing bracket", token)
+            if token.kind == "punct" and token.text in "([{<":
+                depth += 1
+            elif token.kind == "punct" and token.text in ")]}>":
+                depth -= 1
+                if depth == 0:
+                    return
 
     def _is_function_type(self) -> bool:
         """``(`` starts a function type when its matching ``)`` is followed by ``=>``."""
@@ -763,8 +817,14 @@ class _Parser:
             if self.at("extends") and self.peek().text != "?":
                 raise self.unsupported("infer with a constraint ('infer U extends C')")
             return Infer(inferred.text, inferred)
+        if name in _REFUSED_TYPES and self.in_signature and name != "infer":
+            if name == "unique":
+                self.expect("symbol")
+            return Keyword(name, token)  # in a signature, which no value is made of
         if name in _REFUSED_TYPES:
             raise self.unsupported(_REFUSED_TYPES[name], token)
+        if name == "new" and self.at("("):
+            return self._function_type(token, "constructor type")
         if name in _PROGRAM_TYPES:
             raise self.program(_PROGRAM_TYPES[name], token)
         if name == "readonly":
@@ -846,6 +906,12 @@ class _Parser:
             if self.token.kind == "end":
                 raise self.error("expected '}'")
         self.expect("}")
+        members = [
+            m
+            for m in members
+            if m.type != ProgramType("set accessor", m.token)
+            or sum(other.name == m.name for other in members) == 1
+        ]
         seen: set[str] = set()
         for member in members:
             if member.name in seen:
@@ -924,8 +990,10 @@ class _Parser:
         token = self.token
         if self.at("(", "<"):
             raise self.program("call signature", token)
+        accessor = None
         if self.at("get", "set") and self.peek().kind in ("name", "string", "number"):
-            raise self.program(f"{token.text} accessor", token)
+            accessor = self.advance().text
+            token = self.token
         if token.kind in ("name", "string"):
             name = token.value
         elif token.kind == "number":
@@ -934,11 +1002,34 @@ class _Parser:
             raise self.error(f"expected a member name, found {describe(token)}")
         self.advance()
         optional = self.accept("?")
+        if accessor is not None:
+            return self._accessor(accessor, name, description, token)
         if self.at("(", "<"):
-            construct = "construct signature" if token.text == "new" else "method signature"
-            raise self.program(construct, token)
+            if token.text == "new":
+                raise self.program("construct signature", token)
+            return self._method(name, optional, description, token)
         self.expect(":", "':'")
         return Member(name, self.type(), optional, description, token)
+
+    def _method(self, name: str, optional: bool, description: str | None, token: Token) -> Member:
+        """``run(x: T): R``: its signature read, the member kept as a program's part."""
+        if self.at("<"):
+            self.skip_balanced()
+        self.skip_balanced()
+        if self.accept(":"):
+            self.returned_type()
+        return Member(name, ProgramType("method signature", token), optional, description, token)
+
+    def _accessor(self, kind: str, name: str, description: str | None, token: Token) -> Member:
+        """``get x(): T`` is the member ``x: T``; ``set x(v: T)`` a program's part
+        (an interface with both lists ``x`` twice: the getter's is kept)."""
+        self.skip_balanced()
+        if kind == "set":
+            if self.accept(":"):
+                self.returned_type()
+            return Member(name, ProgramType("set accessor", token), False, description, token)
+        returned = self.type() if self.accept(":") else ProgramType("get accessor", token)
+        return Member(name, returned, False, description, token)
 
 
 def _number_key(value: int | float) -> str:

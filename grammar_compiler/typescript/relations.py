@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import substitute
 from grammar_compiler.typescript.syntax import (
+    PROGRAM_NOT_DATA,
     ArrayType,
     Conditional,
     Infer,
@@ -37,6 +39,7 @@ from grammar_compiler.typescript.syntax import (
     Literal,
     MappedType,
     ObjectType,
+    ProgramType,
     Reference,
     TemplateType,
     TupleType,
@@ -148,6 +151,9 @@ class Relations:
         return list(dict.fromkeys(found))
 
     def _single(self, source: Any, target: Any, token: Token, inferred: dict[str, Any]) -> bool:
+        for side in (source, target):
+            if isinstance(side, ProgramType):
+                raise program_refusal(side)
         if isinstance(target, Infer) or target in _TOP:
             return self.assignable(source, target, token, inferred)
         if target == NEVER:
@@ -296,3 +302,8 @@ class Relations:
 
 def _has_infer(node: TemplateType) -> bool:
     return any(isinstance(part, Infer) for part in node.parts)
+
+
+def program_refusal(node: ProgramType) -> ConstraintError:
+    """Why a function type, method or accessor has no JSON value, where it is written."""
+    return error_at(node.token, f"unsupported construct '{node.construct}' ({PROGRAM_NOT_DATA})")

@@ -20,7 +20,7 @@ from typing import Any
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
-from grammar_compiler.typescript.relations import Relations
+from grammar_compiler.typescript.relations import Relations, program_refusal
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Conditional,
@@ -33,6 +33,7 @@ from grammar_compiler.typescript.syntax import (
     Literal,
     MappedType,
     ObjectType,
+    ProgramType,
     Reference,
     TemplateType,
     TupleElement,
@@ -59,6 +60,7 @@ def document_schema(declarations: Declarations, type_name: str) -> dict:
 class _Property:
     schema: dict
     optional: bool
+    refusal: ConstraintError | None = None  # a method's: raised if the member is kept
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ class _SchemaBuilder:
     def schema(self, node: Any) -> dict:
         if isinstance(node, Keyword):
             return self._keyword(node)
+        if isinstance(node, ProgramType):
+            raise program_refusal(node)
         if isinstance(node, Literal):
             return {"const": node.value} if node.value is not None else {"type": "null"}
         if isinstance(node, ArrayType):
@@ -623,8 +627,13 @@ class _SchemaBuilder:
             member_type = member.type
             if member.optional:
                 member_type = _without_undefined(member_type)
-                if member_type in (_NEVER, Keyword("undefined")):
-                    continue  # { x?: never }: x is never there
+                if member_type in (_NEVER, Keyword("undefined")) or isinstance(
+                    member_type, ProgramType
+                ):
+                    continue  # { x?: never }, { f?(): void }: never there in JSON
+            if isinstance(member_type, ProgramType):  # refused unless Omit/Pick leave it out
+                properties[member.name] = _Property({}, False, program_refusal(member_type))
+                continue
             schema = self.schema(member_type)
             if member.description:
                 schema = {**schema, "description": member.description}
@@ -790,7 +799,9 @@ class _SchemaBuilder:
         if node.name == "Readonly":
             return shape
         optional = node.name == "Partial"
-        properties = {n: _Property(p.schema, optional) for n, p in shape.properties.items()}
+        properties = {
+            n: _Property(p.schema, optional, p.refusal) for n, p in shape.properties.items()
+        }
         return _Shape(properties, shape.additional, shape.names)
 
     def _merge_shapes(self, a: _Shape, b: _Shape, token: Token) -> _Shape:
@@ -803,7 +814,9 @@ class _SchemaBuilder:
                     if both.schema == prop.schema
                     else {"allOf": [both.schema, prop.schema]}
                 )
-                prop = _Property(schema, both.optional and prop.optional)
+                prop = _Property(
+                    schema, both.optional and prop.optional, both.refusal or prop.refusal
+                )
             properties[name] = prop
         if b.additional is False:
             return _Shape(properties, a.additional, a.names)
@@ -815,6 +828,9 @@ class _SchemaBuilder:
         return _Shape(properties, {"allOf": [a.additional, b.additional]}, names)
 
     def _shape_schema(self, shape: _Shape) -> dict:
+        refused = next((p.refusal for p in shape.properties.values() if p.refusal), None)
+        if refused is not None:
+            raise refused
         schema: dict = {"type": "object"}
         if shape.properties:
             schema["properties"] = {n: p.schema for n, p in shape.properties.items()}

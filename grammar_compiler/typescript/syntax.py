@@ -16,6 +16,8 @@ from typing import Any
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.tokens import Token
 
+PROGRAM_NOT_DATA = "it describes a program, not data"
+
 
 @dataclass(frozen=True)
 class Keyword:
@@ -138,6 +140,16 @@ class TypeQuery:
     """``typeof x``: the type of a variable whose value is written out in the source."""
 
     name: str
+    token: Token = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ProgramType:
+    """A function type, method or accessor: part of a program, which no JSON value
+    has. Kept in its place so that a type leaving it out (``Omit<Api, "run">``)
+    is still data; refused where a value of it is asked for."""
+
+    construct: str  # "function type", "method signature", ...
     token: Token = field(compare=False)
 
 

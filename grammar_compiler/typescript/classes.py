@@ -1,0 +1,230 @@
+"""Classes that hold data: ``class User { id: number; name?: string }``.
+
+Such a class is read as the interface of its instances, which is what
+TypeScript checks a value against: its public fields (declared, or
+constructor parameters marked ``public``/``readonly``), the members of the
+classes or interfaces it ``extends``, its type parameters. ``static``
+members belong to the class, not its instances, and are passed over, as
+are decorators (``@IsString() name: string``, a DTO's way) and the bodies
+of constructors and static methods. A field with no type takes its
+initializer's (``count = 0``: number).
+
+A class with an instance method, accessor, ``private``/``protected`` or
+``#private`` member has no JSON value: TypeScript asks an object for each
+method, and keeps private members nominal. Such a class is refused, naming
+that member, and set aside like any program statement (refused only where a
+type uses it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.syntax import Declaration, Member, ObjectType, Reference
+from grammar_compiler.typescript.tokens import describe
+from grammar_compiler.typescript.values import value_type
+
+if TYPE_CHECKING:
+    from grammar_compiler.typescript.parser import _Parser
+
+_FIELD_MODIFIERS = frozenset({"public", "readonly", "declare", "override", "accessor"})
+_HIDDEN = frozenset({"private", "protected"})
+_PARAMETER_MODIFIERS = _FIELD_MODIFIERS | _HIDDEN
+_MEMBER_MODIFIERS = _PARAMETER_MODIFIERS | {"static", "abstract", "async"}
+_AFTER_NAME = frozenset({":", "?", "!", "(", "=", ";", "<"})
+"""What follows a member's name: a modifier word so followed is the name."""
+
+
+def read_class(parser: _Parser) -> Declaration:
+    """The class from ``class`` (or ``abstract class``) on, as an interface.
+
+    Raises:
+        UnsupportedConstruct: a member no JSON value can hold.
+    """
+    parser.accept("abstract")
+    parser.expect("class")
+    name = parser.name("a class name")
+    parameters = parser.type_parameters()
+    extends: list[Reference] = []
+    if parser.accept("extends"):
+        base = parser.primary()
+        if not isinstance(base, Reference):
+            raise parser.error("a class can only extend a named class", name)
+        extends.append(base)
+    if parser.accept("implements"):  # a check of the class, adding no member
+        parser.primary()
+        while parser.accept(","):
+            parser.primary()
+    parser.expect("{")
+    members: list[Member] = []
+    previous = parser.tokens[parser.index - 1]
+    while not parser.accept("}"):
+        if parser.token.kind == "end":
+            raise parser.error("expected '}' to close the class")
+        description = parser.leading_description(parser.token, previous)
+        members += _member(parser, description)
+        parser.accept(";") or parser.accept(",")
+        previous = parser.tokens[parser.index - 1]
+    seen: set[str] = set()
+    for member in members:
+        if member.name in seen:
+            raise parser.error(f"duplicate member {member.name!r}", member.token)
+        seen.add(member.name)
+    return Declaration(
+        name.text,
+        "interface",
+        name,
+        body=ObjectType(tuple(members)),
+        extends=tuple(extends),
+        parameters=parameters,
+    )
+
+
+def _member(parser: _Parser, description: str | None) -> list[Member]:
+    """One class member: the instance fields it declares (none for a static one)."""
+    while parser.at("@"):
+        parser.skip_decorator()
+    static = False
+    while parser.token.text in _MEMBER_MODIFIERS and parser.peek().text not in _AFTER_NAME:
+        modifier = parser.advance()
+        if modifier.text in _HIDDEN:
+            raise parser.program(f"{modifier.text} member", modifier)
+        static = static or modifier.text == "static"
+    token = parser.token
+    if parser.at("constructor"):
+        return _constructor(parser)
+    if parser.at("#"):
+        raise parser.program("#private member", token)
+    if parser.at("get", "set") and parser.peek().kind in ("name", "string", "number"):
+        if static:
+            _skip_method(parser, parser.advance())
+            return []
+        raise parser.program(f"{token.text} accessor", token)
+    if parser.at("["):
+        raise parser.unsupported("index signature in a class", token)
+    if token.kind not in ("name", "string", "number"):
+        raise parser.error(f"expected a class member, found {describe(token)}")
+    parser.advance()
+    optional = parser.accept("?")
+    parser.accept("!")  # definitely assigned: a check, not a type
+    if parser.at("(", "<"):
+        if static:
+            _skip_method(parser, token)
+            return []
+        raise parser.program("method", token)
+    if static:
+        _skip_static_field(parser)
+        return []
+    field_type = _field_type(parser, token)
+    name = token.value if token.kind != "number" else str(token.value)
+    return [Member(name, field_type, optional, description, token)]
+
+
+def _field_type(parser: _Parser, name: Any) -> Any:
+    """The annotation (an initializer beside it passed over), or the initializer's type."""
+    if parser.accept(":"):
+        annotated = parser.type()
+        if parser.accept("="):
+            _skip_expression(parser)
+        return annotated
+    if not parser.at("="):
+        raise parser.error(f"class field {name.text!r} needs a type", name)
+    first = parser.index
+    try:
+        return value_type(parser, constant=False)
+    except ConstraintError:
+        parser.index = first
+        raise parser.unsupported(
+            f"class field {name.text!r} typed by a computed initializer (give it a type)", name
+        ) from None
+
+
+def _constructor(parser: _Parser) -> list[Member]:
+    """``constructor(public id: string, readonly n = 0, other: T) { ... }``: its
+    parameter properties are fields; the body is passed over."""
+    parser.expect("constructor")
+    parser.expect("(")
+    fields: list[Member] = []
+    while not parser.accept(")"):
+        while parser.at("@"):
+            parser.skip_decorator()
+        marked = False
+        while parser.token.text in _PARAMETER_MODIFIERS and parser.peek().kind == "name":
+            modifier = parser.advance()
+            if modifier.text in _HIDDEN:
+                raise parser.program(f"{modifier.text} member", modifier)
+            marked = True
+        name = parser.name("a parameter name")
+        optional = parser.accept("?")
+        field_type = _field_type(parser, name)
+        if marked:
+            fields.append(Member(name.text, field_type, optional, None, name))
+        if not parser.accept(","):
+            parser.expect(")", "',' or ')'")
+            break
+    if parser.at("{"):
+        _skip_block(parser)
+    return fields
+
+
+def _skip_method(parser: _Parser, name: Any) -> None:
+    """A static method's signature and body."""
+    depth = 0
+    while True:
+        if parser.token.kind == "end":
+            raise parser.error(f"expected the body of {name.text!r}", name)
+        if depth == 0 and parser.at("{"):
+            _skip_block(parser)
+            return
+        if depth == 0 and parser.at(";"):
+            return
+        if parser.at("(", "[", "<"):
+            depth += 1
+        elif parser.at(")", "]", ">"):
+            depth -= 1
+        parser.advance()
+
+
+def _skip_static_field(parser: _Parser) -> None:
+    """A static field's annotation and initializer (the class's, not an instance's)."""
+    start = parser.index
+    while parser.token.kind != "end" and not parser.at(";", "}"):
+        if parser.index > start and parser.token.line > parser.tokens[parser.index - 1].line:
+            return
+        if parser.at("(", "[", "{", "<"):
+            parser.skip_balanced()
+        else:
+            parser.advance()
+
+
+def _skip_block(parser: _Parser) -> None:
+    """``{ ... }`` with everything inside it."""
+    depth = 0
+    while True:
+        token = parser.advance()
+        if token.kind == "end":
+            raise parser.error("expected '}'", token)
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return
+
+
+def _skip_expression(parser: _Parser) -> None:
+    """An initializer: up to a ``;``, ``,`` or ``)`` outside brackets, the class's
+    ``}``, or a new line outside brackets."""
+    depth = 0
+    start = parser.index
+    while parser.token.kind != "end":
+        token = parser.token
+        new_line = parser.index > start and token.line > parser.tokens[parser.index - 1].line
+        if depth == 0 and (new_line or parser.at(";", ",", ")", "}")):
+            return
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+        parser.advance()
