@@ -211,3 +211,104 @@ def test_methods_and_function_types_are_refused_only_where_a_value_needs_them() 
             compile_typescript(PROGRAM_PARTS, name)
     with pytest.raises(ConstraintError, match="'function type'"):
         compile_typescript(PROGRAM_PARTS + "type T = Omit<Service, 'start'>", "T")
+
+
+MODULE_FORMS = """
+'use client';
+export * from "./shared";
+export { Remote } from "./remote";
+import fs = require("fs");
+namespace Shapes { export interface Circle { r: number } }
+import Circle = Shapes.Circle;
+interface Local { a: string }
+export type { Local };
+export { Local as Renamed };
+export interface Doc {
+  readonly [key: `x-${string}`]: string;
+  circle: Circle;
+  renamed: Renamed;
+  text: String;
+  count: Number;
+  flag: Boolean;
+  anything: Object;
+  next?: this;
+  other?: import("./other").Other;
+}
+"""
+
+
+def test_module_forms_beside_the_types() -> None:
+    """Re-exports, ``import = require``, ``export type { }``, renamed exports,
+    namespace aliases, ``readonly`` index signatures, wrapper types and ``this``
+    read; another file's types refused where used."""
+    judged = MODULE_FORMS.split("export interface Doc", 1)[1].replace(
+        '  other?: import("./other").Other;\n', ""
+    )
+    judged = (
+        "namespace Shapes { export interface Circle { r: number } }\n"
+        "import Circle = Shapes.Circle;\ninterface Local { a: string }\n"
+        "type Renamed = Local;\nexport interface Doc" + judged
+    )
+    good = (
+        '{"circle": {"r": 1}, "renamed": {"a": "x"}, "text": "t", "count": 1, "flag": true, '
+        '"anything": {}, "next": {"circle": {"r": 2}, "renamed": {"a": "y"}, "text": "", '
+        '"count": 0, "flag": false, "anything": {}}, "x-id": "7"}'
+    )
+    assert Decoder(compile_typescript(MODULE_FORMS, "Doc").value).accepts(good)
+    assert typescript_errors(judged, "Doc", [good]) == {}
+    assert typescript_errors(judged, "Doc", _sampled(MODULE_FORMS, "Doc")) == {}
+    with pytest.raises(ConstraintError, match=r"'Remote' is imported from '\./remote'"):
+        compile_typescript(MODULE_FORMS, "Remote")
+    with pytest.raises(ConstraintError, match=r"'import type' \(this service reads one source"):
+        compile_typescript(MODULE_FORMS + "type T = Required<Doc>", "T")
+
+
+def test_enum_members_may_be_constant_expressions() -> None:
+    source = """
+enum Base { One = 1 }
+export enum Flags {
+  None = 0,
+  Read = 1 << 0,
+  Write = 1 << 1,
+  All = Read | Write,
+  Big = 1 << 31,
+  Shifted = -1 >>> 28,
+  Power = 2 ** 3 ** 2,
+  Mixed = (Base.One + 2) * 3 - 4 / 8,
+  Label = "v" + 1,
+}
+type T = { f: Flags[] }
+"""
+    schema = typescript_to_json_schema(source, "Flags")["$defs"]["Flags"]
+    assert schema == {"enum": [0, 1, 2, 3, -2147483648, 15, 512, 8.5, "v1"]}
+    assert typescript_errors(source, "T", ['{"f": [3, -2147483648, 15, 512, 8.5]}']) == {}
+    for computed in ("A = f()", "A = B", "A = 1 +", "A = 1 / 0"):
+        with pytest.raises(ConstraintError, match="enum member"):
+            compile_typescript(f"enum E {{ {computed} }}", "E")
+
+
+def test_intersections_and_utilities_over_unions() -> None:
+    """``(A | B) & C`` distributes; ``keyof``, ``Pick`` and ``Omit`` of a union see
+    its common members; ``Partial`` maps each member."""
+    source = """
+type Shape =
+  | { kind: "circle"; r: number; id: string }
+  | { kind: "square"; side: number; id: string };
+export type Tagged = Shape & { layer: number };
+export type NoId = Omit<Shape, "id">;
+export type Key = keyof Shape;
+export type Draft = Partial<Shape>;
+export type All = { tagged: Tagged; noId: NoId; key: Key[]; draft: Draft };
+"""
+    schema = typescript_to_json_schema(source, "All")["$defs"]
+    assert schema["Key"] == {"enum": ["kind", "id"]}
+    texts = _sampled(source, "All")
+    assert typescript_errors(source, "All", texts) == {}
+    decoder = Decoder(compile_typescript(source, "All").value)
+    good = (
+        '{"tagged": {"kind": "circle", "r": 1, "id": "a", "layer": 2}, '
+        '"noId": {"kind": "square"}, "key": ["id"], "draft": {"side": 1}}'
+    )
+    assert decoder.accepts(good) and typescript_errors(source, "All", [good]) == {}
+    mixed = good.replace('"kind": "circle", "r": 1', '"kind": "circle", "side": 1')
+    assert not decoder.accepts(mixed) and typescript_errors(source, "All", [mixed])

@@ -20,8 +20,10 @@ The subset:
 * ``type X = T;``, ``interface X extends A, B { ... }`` (interfaces of one
   name merge), the ``type X { ... }`` form of the API documentation,
   ``enum`` and ``const enum`` (string and numeric literal members,
-  auto-incremented, or naming an earlier member), each with or without
-  ``export``, and ``export { X, Y }``; namespaces (``namespace API { ...
+  auto-incremented, or constant expressions: ``Read = 1 << 0``, ``All =
+  Read | Write``), each with or without ``export``, ``export { X, Y as Z
+  }`` and ``export type { X }`` (re-exports from other files and ``import
+  = require`` are kept as imports are), ``import Y = NS.X``; namespaces (``namespace API { ...
   }``, nested or dotted, their types named ``API.User``, names inside
   looked up innermost first). Any declared type may be ``type_name``.
 * generic type aliases and interfaces: ``type Pair<T> = [T, T]``,
@@ -30,13 +32,16 @@ The subset:
   over: they limit the arguments, not the values), nested
   (``Page<Result<User>>``) and recursive (``Tree<T>``). A generic may be
   ``type_name`` when all its type parameters have defaults.
-* ``string``, ``number``, ``boolean``, ``null``, ``any``/``unknown`` (any
-  JSON), ``object`` (object or array), ``Date`` (an ISO 8601 date-time
+* ``string``, ``number``, ``boolean`` (and their wrappers ``String``, ...),
+  ``null``, ``any``/``unknown`` (any JSON), ``object`` (object or array),
+  ``this`` in an interface or class, ``Date`` (an ISO 8601 date-time
   string, as ``JSON.stringify`` writes it); string, number and boolean
   literal types; ``Enum.Member``.
 * unions (a leading ``|`` allowed; unions of literals become ``enum``, other
   unions a flat ``anyOf`` of their members), intersections of object types
-  (merged), parentheses.
+  (merged; distributed over unions: ``(A | B) & C``), parentheses.
+  ``keyof``, ``Pick`` and ``Omit`` of a union see its common members;
+  ``Partial``, ``Required`` and ``Readonly`` map each member.
 * ``T[]``, ``readonly T[]``, ``Array<T>``, ``ReadonlyArray<T>``; tuples with
   optional (``T?``), named (``x: T``) and rest (``...T[]``) elements.
 * object types: members separated by ``;``, ``,`` or line breaks, optional

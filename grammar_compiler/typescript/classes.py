@@ -21,7 +21,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.typescript.syntax import Declaration, Member, ObjectType, Reference
+from grammar_compiler.typescript.syntax import (
+    Declaration,
+    Member,
+    ObjectType,
+    Reference,
+    own_reference,
+)
 from grammar_compiler.typescript.tokens import describe
 from grammar_compiler.typescript.values import value_type
 
@@ -46,6 +52,7 @@ def read_class(parser: _Parser) -> Declaration:
     parser.expect("class")
     name = parser.name("a class name")
     parameters = parser.type_parameters()
+    parser.this_type = own_reference(name, parameters)
     extends: list[Reference] = []
     if parser.accept("extends"):
         base = parser.primary()

@@ -16,6 +16,7 @@ from typing import Any
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.classes import read_class
+from grammar_compiler.typescript.enum_values import enum_value
 from grammar_compiler.typescript.namespaces import qualify_references
 from grammar_compiler.typescript.syntax import (
     PROGRAM_NOT_DATA,
@@ -41,6 +42,7 @@ from grammar_compiler.typescript.syntax import (
     TypeQuery,
     Union,
     Value,
+    own_reference,
 )
 from grammar_compiler.typescript.tokens import Token, describe, tokenize
 from grammar_compiler.typescript.values import value_type
@@ -92,6 +94,14 @@ _STATEMENT_STARTS = frozenset(
 _SET_ASIDE_AFTER_DECLARE = _PROGRAM_STATEMENTS.keys() | _VARIABLE_KEYWORDS
 _TYPE_PARAMETER_MODIFIERS = frozenset({"const", "in", "out"})
 _INDEX_KEYWORDS = (Keyword("string"), Keyword("number"))
+_WRAPPER_TYPES = {
+    "String": Keyword("string"),
+    "Number": Keyword("number"),
+    "Boolean": Keyword("boolean"),
+    "Object": ObjectType(()),
+}
+"""The object wrappers, which take what their primitive takes (``Object``: what ``{}`` takes)."""
+ONE_SOURCE = "this service reads one source text, so declare the type in it"
 
 
 class _Parser:
@@ -102,6 +112,8 @@ class _Parser:
         self.in_pattern = 0  # inside a conditional type's 'extends' pattern: infer allowed
         self.scope: list[str] = []  # the namespaces the statements being read are in
         self.in_signature = 0  # inside a function type or method: void and the like allowed
+        self.this_type: Reference | None = None  # what 'this' is in the interface being read
+        self.enum_members: dict[str, dict[str, Any]] = {}  # the enums read so far, for Other.X
 
     # -- helpers ---------------------------------------------------------
 
@@ -189,9 +201,15 @@ class _Parser:
                 continue
             start = self.token
             description = self.leading_description(start, None)
+            self.this_type = None
             if self.accept("export"):
+                if self.at("type") and self.peek().text == "{":
+                    self.advance()  # export type { A }: the same list
                 if self.at("{"):
-                    exported_names += self._export_list()
+                    exported_names += self._export_list(found)
+                    continue
+                if self.at("*"):  # export * from "m": names of another file
+                    self._skip_statement()
                     continue
                 if self.at("=") or (self.accept("default") and not self.at(*_DEFAULT_EXPORTS)):
                     self._skip_statement()  # export = x, export default <expression>
@@ -388,6 +406,9 @@ class _Parser:
         names: list[Token] = []
         if self.at("type") and self.peek().text != "from":
             self.advance()
+        if self.token.kind == "name" and self.peek().text == "=":
+            self._import_alias(found)
+            return
         if self.token.kind == "name" and not self.at("from"):
             names.append(self.advance())
             self.accept(",")
@@ -411,13 +432,36 @@ class _Parser:
         self.advance()
         self._end_statement()
         for local in names:
-            refusal = self.error(
-                f"{local.text!r} is imported from {module.value!r}: this service reads one "
-                "source text, so declare the type in it",
-                local,
-            )
-            self._add_type(found, Declaration(local.text, "program", local, refusal=refusal))
-            found.values.setdefault(local.text, Value(local.text, local, refusal=refusal))
+            self._add_imported(found, local, module)
+
+    def _add_imported(self, found: Declarations, local: Token, module: Token) -> None:
+        refusal = self.error(
+            f"{local.text!r} is imported from {module.value!r}: this service reads one "
+            "source text, so declare the type in it",
+            local,
+        )
+        self._add_type(found, Declaration(local.text, "program", local, refusal=refusal))
+        found.values.setdefault(local.text, Value(local.text, local, refusal=refusal))
+
+    def _import_alias(self, found: Declarations) -> None:
+        """``import Y = N.X`` names a type of a namespace (an alias of it);
+        ``import fs = require("fs")`` another file (kept with a refusal)."""
+        local = self.advance()
+        self.expect("=")
+        if self.at("require"):
+            self.advance()
+            self.expect("(")
+            module = self.token
+            self.advance()
+            self.expect(")")
+            self._end_statement()
+            self._add_imported(found, local, module)
+            return
+        target = self._named()
+        self._end_statement()
+        if not isinstance(target, Reference):
+            raise self.error("expected a namespace member after 'import X ='", local)
+        self._add_type(found, Declaration(local.text, "type", local, body=target))
 
     def skip_decorator(self) -> None:
         """``@Name.member(arguments)`` before a class, which is set aside next."""
@@ -462,18 +506,39 @@ class _Parser:
             if depth == 0 and token.text == "}" and self.token.text in _STATEMENT_STARTS:
                 return
 
-    def _export_list(self) -> list[Token]:
+    def _export_list(self, found: Declarations) -> list[Token]:
+        """``export { A, B as C }``: the names, which must be declared (``C`` is
+        declared here, as an alias of ``B``); ``export { A } from "m"``
+        re-exports another file's names, kept with a refusal like an import's."""
         self.expect("{")
-        names = []
+        names: list[Token] = []
+        aliases: list[tuple[Token, Token]] = []
         while not self.accept("}"):
-            names.append(self.name("a type name"))
-            if self.at("as"):
-                raise self.unsupported("export ... as (renaming)")
+            if self.at("type") and self.peek().kind == "name" and self.peek().text != "as":
+                self.advance()
+            name = self.name("a type name")
+            if self.accept("as"):
+                aliases.append((name, self.name("a name")))
+            else:
+                names.append(name)
             if not self.accept(","):
                 self.expect("}", "',' or '}'")
                 break
+        if self.accept("from"):
+            module = self.token
+            if module.kind != "string":
+                raise self.error(f"expected a module name, found {describe(module)}")
+            self.advance()
+            self._end_statement()
+            for local in names + [alias for _, alias in aliases]:
+                self._add_imported(found, local, module)
+            return []
         self.accept(";")
-        return names
+        for original, alias in aliases:
+            if alias.text != "default":
+                body = Reference(original.text, (), original)
+                self._add_type(found, Declaration(alias.text, "type", alias, body=body))
+        return names + [original for original, _ in aliases]
 
     def _declaration(self, start: Token) -> Declaration:
         keyword = self.token
@@ -509,6 +574,7 @@ class _Parser:
         self.expect("interface")
         name = self.name("an interface name")
         parameters = self.type_parameters()
+        self.this_type = own_reference(name, parameters)
         extends: list[Reference] = []
         if self.accept("extends"):
             while True:
@@ -535,7 +601,7 @@ class _Parser:
                 raise self.error(f"expected an enum member, found {describe(member)}")
             self.advance()
             if self.accept("="):
-                value = self._enum_value(name.text, members)
+                value = enum_value(self, name.text, members, self.enum_members)
             elif isinstance(following, int) and not isinstance(following, bool):
                 value = following
             else:
@@ -547,33 +613,8 @@ class _Parser:
             if not self.accept(","):
                 self.expect("}", "',' or '}'")
                 break
+        self.enum_members[name.text] = members
         return Declaration(name.text, "enum", name, members=members)
-
-    def _enum_value(self, enum: str, earlier: dict[str, Any]) -> Any:
-        """A literal initializer, or an earlier member's name (``B = A``,
-        ``B = E.A``); an expression (``1 << 2``, ``"a" + b``) is refused:
-        TypeScript evaluates it, and this reader does not."""
-        start, first = self.token, self.index
-        if self.at(enum) and self.peek().text == ".":
-            self.advance()
-            self.advance()
-        if self.token.text in earlier and self.peek().text in (",", "}"):
-            return earlier[self.advance().text]
-        self.index = first
-        negative = self.accept("-")
-        token = self.token
-        value: Any = None
-        if token.kind == "string" and not negative:
-            value = token.value
-        elif token.kind == "number":
-            value = -token.value if negative else token.value
-        if value is None or self.peek().text not in (",", "}"):
-            raise self.unsupported(
-                "computed enum member (give a string or number literal, or an earlier member)",
-                start,
-            )
-        self.advance()
-        return value
 
     def type_parameters(self) -> tuple[TypeParameter, ...]:
         """``<T, U extends V = W>``: the names and defaults (a required one may not follow
@@ -807,9 +848,22 @@ class _Parser:
             return Keyword(name, token)
         if name == "typeof" and self.token.kind == "name":
             variable = self.advance()
-            if self.at("."):
-                raise self.unsupported("typeof of a qualified name", self.token)
-            return TypeQuery(variable.text, variable)
+            query: Any = TypeQuery(variable.text, variable)
+            while self.at(".") and self.peek().kind == "name":  # typeof CONFIG.modes
+                dot = self.advance()
+                query = IndexedAccess(query, Literal(self.advance().text), dot)
+            return query
+        if name == "import" and self.at("("):  # import("./m").T: another file's type
+            self.skip_balanced()
+            while self.accept("."):
+                self.name("a type name")
+            if self.at("<"):
+                self.skip_balanced()
+            return ProgramType("import type", token, ONE_SOURCE)
+        if name == "this" and self.this_type is not None:
+            return self.this_type
+        if name in _WRAPPER_TYPES and not self.at("<"):
+            return _WRAPPER_TYPES[name]
         if name == "typeof":
             raise self.error(f"expected a variable name after typeof, found {describe(self.token)}")
         if name == "infer" and self.in_pattern and self.token.kind == "name":
@@ -890,6 +944,8 @@ class _Parser:
         previous = self.tokens[self.index - 1]
         while not self.at("}"):
             description = self.leading_description(self.token, previous)
+            if self.at("readonly") and self.peek().text == "[":
+                self.advance()  # readonly [key: string]: T
             is_member = not self.at("[")
             if is_member:
                 members.append(self._member(description))

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import substitute
 from grammar_compiler.typescript.syntax import (
-    PROGRAM_NOT_DATA,
     ArrayType,
     Conditional,
     Infer,
@@ -306,4 +305,4 @@ def _has_infer(node: TemplateType) -> bool:
 
 def program_refusal(node: ProgramType) -> ConstraintError:
     """Why a function type, method or accessor has no JSON value, where it is written."""
-    return error_at(node.token, f"unsupported construct '{node.construct}' ({PROGRAM_NOT_DATA})")
+    return error_at(node.token, f"unsupported construct '{node.construct}' ({node.why})")

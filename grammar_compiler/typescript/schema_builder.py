@@ -76,10 +76,14 @@ NUMERIC_NAMES = {"pattern": "^(?:0|-?[1-9][0-9]{0,14})$"}
 """The names a ``[key: number]`` index signature takes here: the integers that
 TypeScript reads back as the same number ("1", not "01" or "1.50"), a subset
 of its numeric names."""
+MAX_DISTRIBUTED = 64
+"""Object types an intersection of unions may distribute into."""
 MAX_TEMPLATE_TEXTS = 256
 """Strings a template literal type is spelled out as (beyond: a pattern)."""
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
 _UNION_FILTERS = frozenset({"Exclude", "Extract", "NonNullable"})
+_HOMOMORPHIC = frozenset({"Partial", "Required", "Readonly"})
+"""Utilities that map an object type member by member, so distribute over a union."""
 _STRING_INTRINSICS = {
     "Uppercase": str.upper,
     "Lowercase": str.lower,
@@ -192,7 +196,26 @@ class _SchemaBuilder:
         parts = [part for part in node.parts if part != ObjectType(())]
         if len(parts) == 1 and len(node.parts) > 1:
             return self.schema(parts[0])
+        distributed = self._distributed(parts, node.token)
+        if distributed is not None:
+            return self.schema(distributed)
         return self._shape_schema(self.shape(node))
+
+    def _distributed(self, parts: list[Any], token: Token) -> Union | None:
+        """``(A | B) & C`` as ``(A & C) | (B & C)``, as TypeScript reads it (a tagged
+        union with members added to each); None when no part is a union."""
+        choices = [list(dict.fromkeys(self._members(part, ()))) for part in parts]
+        if all(len(options) == 1 for options in choices):
+            return None
+        combinations = [()]
+        for options in choices:
+            combinations = [(*c, o) for c in combinations for o in options]
+            if len(combinations) > MAX_DISTRIBUTED:
+                raise error_at(
+                    token,
+                    f"an intersection of unions makes more than {MAX_DISTRIBUTED} object types",
+                )
+        return Union(tuple(Intersection(c, token) for c in combinations))
 
     def _recased(self, node: Reference) -> Any:
         """``Uppercase<T>``, ``Lowercase<T>``, ``Capitalize<T>``, ``Uncapitalize<T>``
@@ -323,6 +346,13 @@ class _SchemaBuilder:
         sequence = self._utility_of_sequence(node)
         if sequence is not None:
             return self.schema(sequence)
+        if node.name in _HOMOMORPHIC and node.name not in self.declarations:
+            (target,) = self._arguments(node, 1)
+            options = list(dict.fromkeys(self._members(target, ())))
+            if len(options) > 1:  # Partial<A | B> is Partial<A> | Partial<B>
+                return self.schema(
+                    Union(tuple(Reference(node.name, (o,), node.token) for o in options))
+                )
         if node.name in _UTILITIES or node.name == "Record":
             return self._shape_schema(self.shape(node))
         if node.name in ("Array", "ReadonlyArray"):
@@ -589,9 +619,32 @@ class _SchemaBuilder:
             return self.shape(self._resolved(node))
         if isinstance(node, MappedType):
             return self._mapped_shape(node)
+        if isinstance(node, Union):
+            return self._common_shape(node)
         token = getattr(node, "token", None)
         message = "only object types can be combined with '&' or utility types"
         raise error_at(token, message) if token else ConstraintError(message)
+
+    def _common_shape(self, node: Union) -> _Shape:
+        """The members every object type of a union has, each the union of its types
+        there (optional where it is in any): what ``keyof``, ``Pick`` and ``Omit``
+        see of a union, as in TypeScript."""
+        shapes = [self.shape(option) for option in dict.fromkeys(self._members(node, ()))]
+        if len(shapes) == 1:
+            return shapes[0]
+        common: dict[str, _Property] = {}
+        for name in shapes[0].properties:
+            found = [shape.properties.get(name) for shape in shapes]
+            if any(prop is None for prop in found):
+                continue
+            kept = [prop for prop in found if prop is not None]
+            schemas = list({json.dumps(p.schema, sort_keys=True): p.schema for p in kept}.values())
+            common[name] = _Property(
+                schemas[0] if len(schemas) == 1 else {"anyOf": schemas},
+                any(p.optional for p in kept),
+                next((p.refusal for p in kept if p.refusal), None),
+            )
+        return _Shape(common)
 
     def _reference_shape(self, node: Reference) -> _Shape:
         if node.name == "Record":
@@ -627,12 +680,12 @@ class _SchemaBuilder:
             member_type = member.type
             if member.optional:
                 member_type = _without_undefined(member_type)
-                if member_type in (_NEVER, Keyword("undefined")) or isinstance(
-                    member_type, ProgramType
-                ):
-                    continue  # { x?: never }, { f?(): void }: never there in JSON
-            if isinstance(member_type, ProgramType):  # refused unless Omit/Pick leave it out
-                properties[member.name] = _Property({}, False, program_refusal(member_type))
+                if member_type in (_NEVER, Keyword("undefined")):
+                    continue  # { x?: never }: x is never there
+            if isinstance(member_type, ProgramType):
+                # never in JSON; refused if required (unless Omit/Pick leave it out)
+                refusal = program_refusal(member_type)
+                properties[member.name] = _Property({}, member.optional, refusal)
                 continue
             schema = self.schema(member_type)
             if member.description:
@@ -712,7 +765,7 @@ class _SchemaBuilder:
     def _utility_of_sequence(self, node: Reference) -> ArrayType | TupleType | None:
         """``Partial``, ``Required`` and ``Readonly`` of an array or tuple type: the
         same sequence, its tuple elements made optional or required; else None."""
-        if node.name not in ("Partial", "Required", "Readonly") or node.name in self.declarations:
+        if node.name not in _HOMOMORPHIC or node.name in self.declarations:
             return None
         (target,) = self._arguments(node, 1)
         target = self._unaliased(target, node.token)
@@ -828,9 +881,11 @@ class _SchemaBuilder:
         return _Shape(properties, {"allOf": [a.additional, b.additional]}, names)
 
     def _shape_schema(self, shape: _Shape) -> dict:
-        refused = next((p.refusal for p in shape.properties.values() if p.refusal), None)
-        if refused is not None:
-            raise refused
+        for prop in shape.properties.values():
+            if prop.refusal is not None and not prop.optional:
+                raise prop.refusal
+        kept = {n: p for n, p in shape.properties.items() if p.refusal is None}
+        shape = _Shape(kept, shape.additional, shape.names)
         schema: dict = {"type": "object"}
         if shape.properties:
             schema["properties"] = {n: p.schema for n, p in shape.properties.items()}

@@ -146,11 +146,13 @@ class TypeQuery:
 @dataclass(frozen=True)
 class ProgramType:
     """A function type, method or accessor: part of a program, which no JSON value
-    has. Kept in its place so that a type leaving it out (``Omit<Api, "run">``)
-    is still data; refused where a value of it is asked for."""
+    has (or an ``import("m").T``, a type of another file). Kept in its place so
+    that a type leaving it out (``Omit<Api, "run">``) is still data; refused
+    where a value of it is asked for."""
 
     construct: str  # "function type", "method signature", ...
     token: Token = field(compare=False)
+    why: str = PROGRAM_NOT_DATA
 
 
 @dataclass(frozen=True)
@@ -211,3 +213,9 @@ class Declarations:
 
     types: dict[str, Declaration]
     values: dict[str, Value]
+
+
+def own_reference(name: Token, parameters: tuple[TypeParameter, ...]) -> Reference:
+    """``this`` inside an interface or class: the type itself, with its own parameters."""
+    arguments = tuple(Reference(p.name, (), p.token) for p in parameters)
+    return Reference(name.text, arguments, name)
