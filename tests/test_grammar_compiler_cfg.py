@@ -44,6 +44,7 @@ from grammar_compiler.cfg_tree import (
     Text,
 )
 from grammar_compiler.gbnf import read_gbnf
+from grammar_compiler.iso_ebnf import read_iso_ebnf
 from grammar_compiler.lark_dialect import read_dialect
 from grammar_compiler.lark_grammar import MAX_EXPANDED_SYMBOLS, MAX_SEQUENCE, read_lark
 
@@ -54,6 +55,8 @@ _READERS = {
     "gbnf": lambda text: read_gbnf(text)[0],
     "ebnf": lambda text: read_gbnf(text)[0],
     "lark": read_lark,
+    "iso-ebnf": read_iso_ebnf,
+    "w3c-ebnf": lambda text: read_iso_ebnf(text, w3c=True),
 }
 
 
@@ -888,6 +891,9 @@ def test_lark_start_rule_can_be_chosen() -> None:
         ('// comment\n?start: x\nx: "a"', "lark"),
         ('%import common.WS\nstart: "a"', "lark"),
         ('TERM.2: "a"\nstart: TERM', "lark"),
+        ('(* ISO *)\ndigit = "0" | "1" ;', "iso-ebnf"),
+        ("letter or digit = letter | digit ;", "iso-ebnf"),
+        ('expression = term { "+" term } .', "iso-ebnf"),
         ('"a"', None),
     ],
 )
@@ -899,6 +905,64 @@ def test_auto_mode_compiles_each_format() -> None:
     assert compile_grammar("<start> ::= <a>").source_language == "bnf"
     assert compile_grammar('root ::= "a"').source_language == "gbnf"
     assert compile_grammar('start: "a"').source_language == "lark"
+    assert compile_grammar('digit = "0" | "1" ;').source_language == "iso-ebnf"
+    assert compile_grammar("S ::= 'a' #x62").source_language == "w3c-ebnf"
+    # a GBNF grammar without a W3C sign keeps GBNF's complaint about its root
+    assert "root" in _error('value ::= "a"').message
+
+
+@pytest.mark.parametrize(
+    ("grammar", "grammar_format", "good", "bad"),
+    [
+        ('a = "x", [ "y" ], { "z" } ;', "iso-ebnf", ["x", "xy", "xzz", "xyz"], ["", "xyy", "y"]),
+        ('a = "x" | "y" / "z" ! "w" ;', "iso-ebnf", ["x", "y", "z", "w"], ["xy"]),
+        ("a = 2 * 'ab', (/ 'c' /), (: 'd' :) ;", "iso-ebnf", ["abab", "ababcdd"], ["ab"]),
+        (
+            'a = "q", { letter - "q" }, "q" ; letter = "a" | "b" | "q" ;',
+            "iso-ebnf",
+            ["qq", "qabq"],
+            ["qqq", "qab"],
+        ),
+        ('a = b c . b = "1" . c = "2"? .', "iso-ebnf", ["1", "12"], ["1 2", "2"]),
+        ('a = "tab\there", ? newline ? ;', "iso-ebnf", ["tab\there\n"], ["tab\\there\n"]),
+        ("a = ;", "iso-ebnf", [""], ["x"]),
+        (
+            "a ::= [^a-c#x64] - 'e' b*\nb ::= #x41 | [#x30-#x31]",
+            "w3c-ebnf",
+            ["x", "zA01"],
+            ["a", "d", "e", "x2"],
+        ),
+    ],
+)
+def test_iso_and_w3c_ebnf_constructs(
+    grammar: str, grammar_format: str, good: list[str], bad: list[str]
+) -> None:
+    _assert_agrees(_Compiled(grammar, grammar_format), good, bad)
+
+
+@pytest.mark.parametrize(
+    ("grammar", "grammar_format", "message", "line", "column"),
+    [
+        ('a = "x" ;\nb = c ;', "iso-ebnf", "rule 'c' is used but never defined", 2, 5),
+        ('a = "x"', "iso-ebnf", "expected ';' to end the rule 'a', found the end", 1, 8),
+        ('a = "x" "y", "z" ;', "iso-ebnf", "expected ',' or the end of the rule", 1, 9),
+        ('a = ( "x" ;', "iso-ebnf", "'(' is never closed with ')'", 1, 5),
+        ('a = "x" - "xy" ;', "iso-ebnf", "between sets of single characters", 1, 5),
+        ("a = ? unicorns ? ;", "iso-ebnf", "special sequence '? unicorns ?' has no meaning", 1, 5),
+        ('a = "x" ;\na = "y" ;', "iso-ebnf", "rule 'a' is defined twice (first at line 1)", 2, 1),
+        ('a = "x\n" ;', "iso-ebnf", "terminal string is not closed", 1, 5),
+        ("(* never closed\na = 'x' ;", "iso-ebnf", "comment '(*' is never closed", 1, 1),
+        ("a ::= #xD800", "w3c-ebnf", "'#xD800' is not a character", 1, 7),
+        ("a ::= 'x' )", "w3c-ebnf", "unexpected ')'", 1, 11),
+        ("a = b ; b = b ;", "iso-ebnf", "rule 'a' matches no text", 1, 1),
+    ],
+)
+def test_iso_and_w3c_ebnf_errors_are_located(
+    grammar: str, grammar_format: str, message: str, line: int, column: int
+) -> None:
+    error = _error(grammar, grammar_format)
+    assert message in error.message, error.message
+    assert (error.line, error.column) == (line, column), str(error)
 
 
 def test_auto_mode_names_the_format_it_assumed() -> None:
@@ -1002,7 +1066,9 @@ def test_canonical_constraint_shape() -> None:
 # The corpus: every grammar compiles, and sampled sentences satisfy both sides
 
 CORPUS_FILES = sorted(
-    path for kind in ("bnf", "gbnf", "lark") for path in (CORPUS / kind).glob("*")
+    path
+    for kind in ("bnf", "gbnf", "lark", "iso-ebnf", "w3c-ebnf")
+    for path in (CORPUS / kind).glob("*")
 )
 
 
@@ -1011,6 +1077,8 @@ def test_corpus_has_every_kind() -> None:
     assert kinds.count("gbnf") >= 10
     assert kinds.count("lark") >= 5
     assert kinds.count("bnf") >= 5
+    assert kinds.count("iso-ebnf") >= 4
+    assert kinds.count("w3c-ebnf") >= 2
 
 
 @functools.cache
@@ -1028,6 +1096,21 @@ def test_corpus_sentences_agree(path: Path, seed: int) -> None:
 
 
 CORPUS_EXAMPLES = {
+    "iso-ebnf/date_iso": (["2024-02-29", "1999-12-31"], ["2024-13-01", "2024-2-29", "24-01-01"]),
+    "iso-ebnf/assignments": (
+        ['PROGRAM DEMO BEGIN A:=-12; B2:="hi"; C:=A; END.', "PROGRAM X\nBEGIN\tEND."],
+        ["PROGRAM demo BEGIN END.", 'PROGRAM X BEGIN A:="h i"; END.', "PROGRAM X BEGIN END"],
+    ),
+    "iso-ebnf/wirth_expression": (["1+2*(3.5-4)", "42"], ["1 + 2", "1+", "()", "3."]),
+    "iso-ebnf/answer_choice": (
+        ["Answer: B\nReason: it is the only one.", "Answer: A\nReason: Yes."],
+        ["Answer: E\nReason: no.", "Answer: A\nReason: extra.", "Answer: A\nReason: ."],
+    ),
+    "w3c-ebnf/xml_element": (
+        ['<?xml version="1.0"?> <a x="1"><b/>text</a>', '<?xml version="1.0"?><e/>'],
+        ['<?xml version="1.0"?><a>x', '<?xml version="1.0"?><a x=1/>', "<a/>"],
+    ),
+    "w3c-ebnf/version_string": (["1.0.0", "10.2.3-rc.1+build-7"], ["01.0.0", "1.0", "1.0.0-"]),
     "bnf/noun_verb": (["noun verb", "verb noun"], ["noun", "verb  noun"]),
     "bnf/greeting": (["hello Bob!", "good morning Ann!"], ["hello Bob !", "good  evening Al!"]),
     "bnf/arithmetic": (["1+2*(3.5-4)", "7"], ["1 + 2", "1+", "()"]),

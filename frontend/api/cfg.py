@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter, Depends, Request
 from pydantic import ConfigDict, Field
 
@@ -11,17 +9,17 @@ from frontend.api.pattern_family import PatternCompletionFields, PatternCompleti
 from frontend.auth import require_api_key
 from frontend.constrained import compiled_or_400, generate_verified
 from frontend.text_fields import require_text
+from grammar_compiler.cfg import GrammarFormat
 
 router = APIRouter(dependencies=[Depends(require_api_key)])
-
-GrammarFormat = Literal["auto", "bnf", "gbnf", "ebnf", "lark"]
 
 
 class CfgCompletionRequest(PatternCompletionFields):
     grammar: str = Field(
         min_length=1,
         description="The grammar the whole completion must match: the document's BNF dialect "
-        "(<start> ::= <noun> <verb> | ...), GBNF/xgrammar EBNF (root ::= ...) or Lark.",
+        "(<start> ::= <noun> <verb> | ...), GBNF/xgrammar EBNF (root ::= ...), Lark, or "
+        'ISO/Wirth (digit = "0" | "1" ;) and W3C EBNF.',
     )
     grammar_format: GrammarFormat = Field(
         "auto", description="The grammar's language; auto detects it."

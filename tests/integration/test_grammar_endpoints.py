@@ -24,6 +24,14 @@ GBNF_LIST_AS_LARK = r"""
 start: "[" item ("," item)? "]"
 item: /[0-9]/ | /"[a-z]"/
 """
+ISO_LIST = r"""
+(* the same list in ISO/IEC 14977 EBNF *)
+list = "[", item, [ ",", item ], "]" ;
+item = digit | '"', letter, '"' ;
+digit = "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" ;
+letter = ? letters ? - ( "A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L"
+  | "M" | "N" | "O" | "P" | "Q" | "R" | "S" | "T" | "U" | "V" | "W" | "X" | "Y" | "Z" ) ;
+"""
 LARK_SUM = r"""
 start: expr
 expr: term (("+" | "-") term)?
@@ -64,8 +72,12 @@ def test_cfg_documented_example(service: Service) -> None:
 
 @pytest.mark.parametrize(
     ("grammar", "judge_grammar", "grammar_format"),
-    [(GBNF_LIST, GBNF_LIST_AS_LARK, "auto"), (LARK_SUM, LARK_SUM, "lark")],
-    ids=["gbnf", "lark"],
+    [
+        (GBNF_LIST, GBNF_LIST_AS_LARK, "auto"),
+        (LARK_SUM, LARK_SUM, "lark"),
+        (ISO_LIST, GBNF_LIST_AS_LARK, "auto"),
+    ],
+    ids=["gbnf", "lark", "iso-ebnf"],
 )
 def test_cfg_outputs_parse_with_an_independent_parser(
     service: Service, grammar: str, judge_grammar: str, grammar_format: str
