@@ -965,6 +965,33 @@ def test_iso_and_w3c_ebnf_errors_are_located(
     assert (error.line, error.column) == (line, column), str(error)
 
 
+_EBNF_PIECES = (
+    *("a", "b", "c d", "=", "::=", ";", ".", ",", "|", "/", "!", "[", "]", "{", "}"),
+    *("(", ")", "(/", "/)", "(:", ":)", '"x"', "'y'", '""', "3 *", "*", "+", "?", "-"),
+    *("? letters ?", "? foo ?", "(* c *)", "/* c */", "#x41", "[a-z]", "[^#x30-#x39]"),
+    *(" ", "\n", '"\\n"', "1000000 *", "#xD800", '"', "'", "(*", "letter", "#x110000"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_EBNF_PIECES), min_size=1, max_size=14),
+    grammar_format=st.sampled_from(("iso-ebnf", "w3c-ebnf", "auto")),
+    wrapped=st.booleans(),
+)
+def test_ebnf_text_compiles_or_is_refused_with_a_constraint_error(
+    pieces: list[str], grammar_format: str, wrapped: bool
+) -> None:
+    text = "".join(pieces)
+    text = f"a = {text} ;" if wrapped else text
+    try:
+        compiled = compile_grammar(text, grammar_format)  # type: ignore[arg-type]
+    except ConstraintError as error:
+        assert error.message
+        return
+    assert compiled.value and compiled.judge("") in (None, compiled.judge(""))
+
+
 def test_auto_mode_names_the_format_it_assumed() -> None:
     err = _error("value ::= x")
     assert err.message == "rule 'x' is not defined (read as gbnf)"
