@@ -312,3 +312,81 @@ export type All = { tagged: Tagged; noId: NoId; key: Key[]; draft: Draft };
     assert decoder.accepts(good) and typescript_errors(source, "All", [good]) == {}
     mixed = good.replace('"kind": "circle", "r": 1', '"kind": "circle", "side": 1')
     assert not decoder.accepts(mixed) and typescript_errors(source, "All", [mixed])
+
+
+TAGGED = """
+/** @minimum 0 @maximum 150 */
+type Age = number;
+export interface Person {
+  /** Whole years. @TJS-type integer @minimum 0 @maximum 120 */
+  age: number;
+  /** @format email */
+  email: string;
+  /**
+   * Country code.
+   * @pattern ^[A-Z]{2}$
+   * @example "NO"
+   */
+  country: string;
+  /** @minItems 1 @maxItems 3 @uniqueItems */
+  tags: string[];
+  /** @asType integer */
+  count?: number;
+  span: Age;
+  /** @see https://example.com */
+  note: string;
+}
+"""
+
+
+def test_jsdoc_tags_of_the_schema_tools_narrow_the_type() -> None:
+    """``typescript-json-schema``'s and ``ts-json-schema-generator``'s tags become
+    the keywords they name; the outputs stay values of the type for tsc."""
+    schema = typescript_to_json_schema(TAGGED, "Person")["$defs"]
+    person = schema["Person"]["properties"]
+    assert person["age"] == {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 120,
+        "description": "Whole years.",
+    }
+    assert person["email"] == {"type": "string", "format": "email"}
+    assert person["country"] == {
+        "type": "string",
+        "pattern": "^[A-Z]{2}$",
+        "description": "Country code.",
+    }
+    assert person["tags"]["minItems"] == 1 and person["tags"]["uniqueItems"] is True
+    assert person["count"] == {"type": "integer"}
+    assert person["note"]["description"] == "@see https://example.com"
+    assert schema["Age"] == {"type": "number", "minimum": 0, "maximum": 150}
+    constraint = compile_typescript(TAGGED, "Person")
+    decoder = Decoder(constraint.value, guard=True)
+    good = '{"age": 30, "email": "a@b.co", "country": "NO", "tags": ["x"], "span": 1.5, "note": ""}'
+    assert decoder.accepts(good) and constraint.judge(good) is None
+    for bad in ('"age": 30.5', '"age": 121', '"country": "no"', '"span": -1'):
+        key = bad.split(":")[0]
+        text = re.sub(rf"{key}: [^,]+", bad, good)
+        assert not decoder.accepts(text), text
+    assert not decoder.accepts(good.replace('["x"]', '["x", "x"]'))
+    texts = [decoder.sample(random.Random(seed)) for seed in range(12)]
+    texts = [text for text in texts if text is not None]
+    assert texts and typescript_errors(TAGGED, "Person", texts) == {}
+    assert all(constraint.judge(text) is None for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("comment", "message"),
+    [
+        ("@minimum zero", "JSDoc @minimum takes a number, got 'zero'"),
+        ("@minLength -1", "JSDoc @minLength takes a whole number of at least 0"),
+        ("@uniqueItems maybe", "JSDoc @uniqueItems takes true or false"),
+        ("@pattern", "JSDoc @pattern needs a value"),
+    ],
+)
+def test_jsdoc_tag_mistakes_are_located(comment: str, message: str) -> None:
+    source = f"export interface A {{\n  /** {comment} */\n  a: string;\n}}"
+    with pytest.raises(ConstraintError) as caught:
+        compile_typescript(source, "A")
+    assert message in caught.value.message
+    assert (caught.value.line, caught.value.column) == (3, 3)

@@ -67,7 +67,9 @@ The subset:
   instances, with constructor parameter properties, ``extends``, generics;
   static members, decorators and bodies passed over.
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
-  after a member on its line, become ``description``.
+  after a member on its line, become ``description``; the JSDoc tags of the
+  TypeScript-to-JSON-Schema tools (``@minimum``, ``@pattern``, ``@format``,
+  ``@TJS-type integer``, ...) become the keywords they name (``jsdoc``).
 
 Refused as describing programs, not data: function and constructor types,
 methods and setters (each where a value would need it: ``Pick``/``Omit``
@@ -111,7 +113,9 @@ def compile_typescript(source: str, type_name: str, *, strict: bool = True) -> C
             type no JSON value has.
     """
     schema = typescript_to_json_schema(source, type_name)
-    constraint = compile_json_schema(schema, strict=strict)
+    # the decoder gets the schema whole (a JSON_SCHEMA constraint), so its guard
+    # keeps names and unique items apart
+    constraint = compile_json_schema(schema, strict=strict, decoder_guard=True)
     return dataclasses.replace(constraint, source_language="typescript")
 
 

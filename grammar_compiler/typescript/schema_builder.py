@@ -20,6 +20,7 @@ from typing import Any
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
+from grammar_compiler.typescript.jsdoc import jsdoc_keywords
 from grammar_compiler.typescript.relations import Relations, program_refusal
 from grammar_compiler.typescript.syntax import (
     ArrayType,
@@ -141,9 +142,7 @@ class _SchemaBuilder:
             schema = self._shape_schema(self._interface_shape(instance))
         else:
             schema = self.schema(instance.body)
-        if declaration.description:
-            schema = {**schema, "description": declaration.description}
-        return schema
+        return _annotated(schema, declaration.description, declaration.token)
 
     def schema(self, node: Any) -> dict:
         if isinstance(node, Keyword):
@@ -687,9 +686,7 @@ class _SchemaBuilder:
                 refusal = program_refusal(member_type)
                 properties[member.name] = _Property({}, member.optional, refusal)
                 continue
-            schema = self.schema(member_type)
-            if member.description:
-                schema = {**schema, "description": member.description}
+            schema = _annotated(self.schema(member_type), member.description, member.token)
             properties[member.name] = _Property(schema, member.optional)
         if node.index is None or node.index == _NEVER:  # [key: string]: never: no other names
             return _Shape(properties)
@@ -918,6 +915,18 @@ _PRINTED_KEYWORDS = {
 """What a placeholder of these types prints as: any text, a number as JSON
 writes one (TypeScript takes any numeric string; this is a subset), ..."""
 _REGEX_SPECIAL = re.compile(r"[\\^$.|?*+()\[\]{}]")
+
+
+def _annotated(schema: dict, description: str | None, token: Token) -> dict:
+    """``schema`` with the comment's description and the limits its JSDoc tags give."""
+    try:
+        text, keywords = jsdoc_keywords(description)
+    except ConstraintError as error:
+        raise error_at(token, error.message) from None
+    if keywords.get("type") == "integer" and schema.get("type") == "number":
+        schema = {key: value for key, value in schema.items() if key != "type"}
+    schema = {**schema, **keywords}
+    return {**schema, "description": text} if text else schema
 
 
 def _patterns(names: dict) -> list[str] | None:
