@@ -390,3 +390,19 @@ def test_jsdoc_tag_mistakes_are_located(comment: str, message: str) -> None:
         compile_typescript(source, "A")
     assert message in caught.value.message
     assert (caught.value.line, caught.value.column) == (3, 3)
+
+
+def test_computed_member_names_of_enum_members_and_strings() -> None:
+    source = """
+export enum Dir { Up = "UP", Down = "DOWN" }
+enum Code { A = 1 }
+export interface Moves { [Dir.Up]: number; [Dir.Down]?: number; ["x-y"]: boolean; [Code.A]: string }
+"""
+    schema = typescript_to_json_schema(source, "Moves")["$defs"]["Moves"]
+    assert list(schema["properties"]) == ["UP", "DOWN", "x-y", "1"]
+    assert schema["required"] == ["UP", "x-y", "1"]
+    good = '{"UP": 1, "x-y": true, "1": "a"}'
+    assert _judged(source, "Moves", [good]) == {}
+    assert typescript_errors(source, "Moves", _sampled(source, "Moves")) == {}
+    with pytest.raises(ConstraintError, match="computed member name"):
+        compile_typescript("interface A { [Later.X]: string }\nenum Later { X = 'x' }", "A")

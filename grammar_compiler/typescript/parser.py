@@ -946,7 +946,7 @@ class _Parser:
             description = self.leading_description(self.token, previous)
             if self.at("readonly") and self.peek().text == "[":
                 self.advance()  # readonly [key: string]: T
-            is_member = not self.at("[")
+            is_member = not self.at("[") or self._at_computed_key()
             if is_member:
                 members.append(self._member(description))
             else:
@@ -1040,6 +1040,32 @@ class _Parser:
             raise self.error("duplicate index signature", bracket)
         return value_type, names
 
+    def _at_computed_key(self) -> bool:
+        """``[E.A]: T`` or ``["a"]: T``: a member whose name is a constant."""
+        after = self.peek()
+        return after.kind == "string" or (after.kind == "name" and self.peek(2).text in (".", "]"))
+
+    def _computed_key(self) -> str:
+        """The name of ``[E.A]`` (an enum member read before) or ``["a"]``."""
+        bracket = self.expect("[")
+        token = self.token
+        if token.kind == "string":
+            self.advance()
+            name = token.value
+        else:
+            enum = self.name("an enum name").text
+            member = self.name("an enum member").text if self.accept(".") else None
+            values = self.enum_members.get(enum, {})
+            if member is None or member not in values:
+                raise self.unsupported(
+                    "computed member name (give a string literal or a member of an enum "
+                    "declared before)",
+                    bracket,
+                )
+            name = str(values[member])
+        self.expect("]")
+        return name
+
     def _member(self, description: str | None) -> Member:
         if self.at("readonly") and self.peek().text not in (":", "?", "("):
             self.advance()  # a modifier, not a member named "readonly"
@@ -1050,6 +1076,11 @@ class _Parser:
         if self.at("get", "set") and self.peek().kind in ("name", "string", "number"):
             accessor = self.advance().text
             token = self.token
+        if self.at("["):
+            name = self._computed_key()
+            optional = self.accept("?")
+            self.expect(":", "':'")
+            return Member(name, self.type(), optional, description, token)
         if token.kind in ("name", "string"):
             name = token.value
         elif token.kind == "number":
