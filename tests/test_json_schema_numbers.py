@@ -126,6 +126,31 @@ def test_the_guard_is_lifted_only_by_a_boolean_at_the_root() -> None:
     assert json.loads(compile_json_schema({"type": "number"} | LIFTED).value) == {"type": "number"}
 
 
+@pytest.mark.parametrize(
+    ("bounds", "low", "high"),
+    [
+        ({"minimum": 0}, 0, 9999),
+        ({"exclusiveMinimum": 0}, 1, 10_000),
+        ({"maximum": -3}, -10_002, -3),
+    ],
+)
+def test_an_integer_step_beside_one_bound_is_kept_near_that_bound(
+    bounds: dict, low: int, high: int
+) -> None:
+    """xgrammar keeps a step only within 10000 of a bound (or with none): beside
+    one bound, the multiples that near it are generated, a reported subset."""
+    schema = {"type": "integer", "multipleOf": 5, **bounds}
+    constraint = compile_json_schema(schema)
+    decoder = Decoder(constraint.value)
+    texts = samples(decoder, 20, seed=4)
+    assert texts and all(low <= int(t) <= high and int(t) % 5 == 0 for t in texts)
+    assert all(constraint.judge(t) is None for t in texts)
+    assert decoder.accepts(str(-(-low // 5) * 5)) and decoder.accepts(str(high // 5 * 5))
+    assert not decoder.accepts(str(low // 5 * 5 - 5)) and not decoder.accepts(
+        str(high // 5 * 5 + 5)
+    )
+
+
 def test_unbounded_integer_steps_keep_xgrammars_own_multiple_grammar() -> None:
     """The one exception to the guard: xgrammar cannot combine a step with a wide range."""
     _assert_agrees(

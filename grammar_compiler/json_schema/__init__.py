@@ -110,7 +110,9 @@ exclusiveMinimum/Maximum              refuses 0.5) and clamped to +-2**62;
                                       free values (``{}``)
 multipleOf                  partly    integer steps up to 1024, with no bounds or
                                       both bounds under 10000 apart (xgrammar
-                                      ignores it otherwise); other bounded ranges
+                                      ignores it otherwise); beside one bound,
+                                      the multiples within 10000 of it (a
+                                      subset); other bounded ranges
                                       listed as an enum up to 1000 multiples;
                                       non-integer steps: in a bounded range the
                                       multiples the judge accepts, listed, else

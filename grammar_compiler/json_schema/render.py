@@ -334,6 +334,15 @@ class Renderer:
                 return None
             if len(multiples) <= MAX_LISTED_MULTIPLES:
                 return "alternative", {"enum": list(multiples)}
+        window = _multiples_window(step, low, high, node)
+        if window is not None:
+            self.compiler.subset(
+                "multipleOf", node.where, f"multiples within {MULTIPLE_OF_RANGE} of the bound"
+            )
+            low, high = window
+            return self._maybe_shared(
+                "integer", {"minimum": low, "maximum": high, "multipleOf": step}
+            )
         self.compiler.unenforceable(
             "multipleOf",
             node.where,
@@ -739,6 +748,28 @@ def _free_name(stem: str, taken: set[str]) -> str:
     while f"{stem}_{number}" in taken:
         number += 1
     return f"{stem}_{number}"
+
+
+def _multiples_window(
+    step: int, low: int | None, high: int | None, node: Node
+) -> tuple[int, int] | None:
+    """For an open side (``minimum: 0`` alone, the guard's bound on the other),
+    the part of the range xgrammar enforces a step in: ``MULTIPLE_OF_RANGE``
+    from the bound the schema gives (from zero with neither), holding a
+    multiple; None when the step is beyond xgrammar or the range is closed."""
+    if step > MAX_MULTIPLE_OF or low is None or high is None:
+        return None
+    width = MULTIPLE_OF_RANGE - 1
+    if node.minimum is not None and node.maximum is not None:
+        return None  # both bounds given, far apart: not a guess to make here
+    if node.minimum is not None:
+        window = (low, min(high, low + width))
+    elif node.maximum is not None:
+        window = (max(low, high - width), high)
+    else:
+        window = (max(low, -(width // 2)), min(high, width // 2))
+    first = -(-window[0] // step) * step
+    return window if first <= window[1] else None
 
 
 def _native_multiple(step: int, low: int | None, high: int | None) -> bool:
