@@ -406,3 +406,19 @@ export interface Moves { [Dir.Up]: number; [Dir.Down]?: number; ["x-y"]: boolean
     assert typescript_errors(source, "Moves", _sampled(source, "Moves")) == {}
     with pytest.raises(ConstraintError, match="computed member name"):
         compile_typescript("interface A { [Later.X]: string }\nenum Later { X = 'x' }", "A")
+
+
+def test_regex_literals_in_code_beside_the_types() -> None:
+    """A regex literal holding a brace, quote or backslash does not throw off
+    the reading of the statements around it; division stays division."""
+    source = r"""
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const BRACE = /[{]/g, QUOTE = /"/;
+export function isEmail(s: string): boolean {
+  return EMAIL.test(s) && !BRACE.test(s) && s.split(/'/).length < 3 && s.length / 2 > 1;
+}
+export interface User { id: string; email: string }
+"""
+    assert _judged(source, "User", ['{"id": "1", "email": "a@b.c"}']) == {}
+    with pytest.raises(ConstraintError, match="unterminated regular expression literal"):
+        compile_typescript("const r = /abc\nexport interface A { a: 1 }", "A")

@@ -25,7 +25,7 @@ class Comment:
 
 @dataclass(frozen=True)
 class Token:
-    kind: str  # "name", "string", "number", "punct", "template", "end"
+    kind: str  # "name", "string", "number", "punct", "template", "regex", "end"
     text: str
     line: int
     column: int
@@ -64,6 +64,11 @@ _PUNCTUATION = (
     "#",
 )
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_BEFORE_OPERAND = frozenset(
+    {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw"}
+    | {"instanceof", "yield", "await"}
+)
+"""Words after which an operand follows, so that a ``/`` starts a regex literal."""
 _NUMBER = re.compile(
     r"0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?"
 )
@@ -77,6 +82,7 @@ class _Tokenizer:
         self.pos = 0
         self.line = 1
         self.line_start = 0
+        self.previous: tuple[str, str] = ("punct", ";")  # as if a statement just ended
 
     def error(self, message: str, pos: int | None = None) -> ConstraintError:
         pos = self.pos if pos is None else pos
@@ -92,7 +98,38 @@ class _Tokenizer:
                 yield Token("end", "", line, column, comments=comments)
                 return
             kind, text, value = self._token()
+            self.previous = (kind, text)
             yield Token(kind, text, line, column, value, comments)
+
+    def _regex_allowed(self) -> bool:
+        """Whether a ``/`` here starts a regex literal (in code the parser passes
+        over: ``const EMAIL = /^[^@]+@/``) rather than dividing: where an operand
+        is expected, as JavaScript decides it."""
+        kind, text = self.previous
+        if kind == "punct":
+            return text not in (")", "]")
+        return kind == "name" and text in _BEFORE_OPERAND
+
+    def _regex(self) -> str:
+        """A regex literal's text: up to its closing ``/`` (not one in a class or
+        escaped), with its flags."""
+        start, source = self.pos, self.source
+        at, in_class = start + 1, False
+        while True:
+            if at >= len(source) or source[at] == "\n":
+                raise self.error("unterminated regular expression literal", start)
+            char = source[at]
+            if char == "\\":
+                at += 2
+                continue
+            if char == "/" and not in_class:
+                break
+            in_class = (in_class or char == "[") and char != "]"
+            at += 1
+        flags = _NAME.match(source, at + 1)
+        end = flags.end() if flags else at + 1
+        self._advance(end)
+        return source[start:end]
 
     def _advance(self, end: int) -> None:
         newlines = self.source.count("\n", self.pos, end)
@@ -133,6 +170,9 @@ class _Tokenizer:
             return "string", source[start : self.pos], value
         if char == "`":
             return "template", "", self._template()
+        if char == "/" and self._regex_allowed():
+            text = self._regex()
+            return "regex", text, text
         found = _NAME.match(source, start) or (
             _NUMBER.match(source, start) if char.isdigit() or char == "." else None
         )
