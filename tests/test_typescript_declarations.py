@@ -422,3 +422,20 @@ export interface User { id: string; email: string }
     assert _judged(source, "User", ['{"id": "1", "email": "a@b.c"}']) == {}
     with pytest.raises(ConstraintError, match="unterminated regular expression literal"):
         compile_typescript("const r = /abc\nexport interface A { a: 1 }", "A")
+
+
+def test_augmenting_an_imported_type_keeps_its_refusal() -> None:
+    """``declare module "m" { interface Request {...} }`` adds to another file's
+    type: the types beside it still compile, and that one stays refused."""
+    source = """
+import type { Request } from "express";
+declare module "express" { interface Request { user?: { id: string } } }
+class Widget { render() {} }
+interface Widget { size: number }
+export interface Log { path: string }
+"""
+    assert Decoder(compile_typescript(source, "Log").value).accepts('{"path": "/"}')
+    with pytest.raises(ConstraintError, match="'Request' is imported from 'express'"):
+        compile_typescript(source, "Request")
+    with pytest.raises(ConstraintError, match="'method'"):
+        compile_typescript(source, "Widget")

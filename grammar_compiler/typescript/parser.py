@@ -271,6 +271,13 @@ class _Parser:
         if existing.kind == declaration.kind == "interface":
             found.types[declaration.name] = self._merged_interface(existing, declaration)
             return
+        if "program" in (existing.kind, declaration.kind):
+            # an interface merged into a class, or augmenting an imported type
+            # (declare module "m" { interface Request {...} }): what it adds to
+            # is not data here, so the refusal stands
+            if declaration.kind == "program":
+                found.types[declaration.name] = declaration
+            return
         raise self.error(f"duplicate declaration of {declaration.name!r}", declaration.token)
 
     def _merged_interface(self, first: Declaration, second: Declaration) -> Declaration:
