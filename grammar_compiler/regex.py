@@ -56,8 +56,11 @@ alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, and lookbehinds that end it,
 ``[a-z-]+(?<!-)``, are applied with automata (``lookarounds``): the whole
 output is matched, so a lookahead cuts what follows it to the end.
 
+``\b`` and ``\B`` where the output starts or ends are the lookarounds
+they amount to there (``\bcat\b`` is ``(?=\w)cat(?<=\w)``).
+
 Rejected: lookarounds inside groups, backreferences, conditionals,
-atomic groups, possessive quantifiers, ``\b``/``\B``, the flag ``(?t)``,
+atomic groups, possessive quantifiers, ``\b``/``\B`` elsewhere, the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
@@ -413,6 +416,11 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
     consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
     first = consuming[0] if consuming else len(items)
     last = consuming[-1] if consuming else -1
+    if top:
+        items = _edges_as_lookarounds(items, context, first, last)
+        consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
+        first = consuming[0] if consuming else len(items)
+        last = consuming[-1] if consuming else -1
     nodes = [
         (_lookaround if top and op in _LOOKAROUNDS else _node)(
             op,
@@ -436,6 +444,36 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
 
 _LOOKAROUNDS = (_parser.ASSERT, _parser.ASSERT_NOT)
 _ANY_TEXT = Repeat(Chars(SCALAR_VALUES), 0, None)
+_WORD_CHARACTER = [(_parser.IN, [(_parser.CATEGORY, _parser.CATEGORY_WORD)])]
+_BOUNDARIES = {_parser.AT_BOUNDARY: _parser.ASSERT, _parser.AT_NON_BOUNDARY: _parser.ASSERT_NOT}
+
+
+def _edges_as_lookarounds(
+    items: Sequence[tuple], context: _Context, first: int, last: int
+) -> list[tuple]:
+    """The assertions about what lies outside the whole output, where they decide
+    only what it starts or ends with: ``\\b`` where the output starts is
+    ``(?=\\w)`` (nothing precedes it), where it ends ``(?<=\\w)``; ``\\B``
+    the negations; a negative lookbehind of one or more characters where the
+    output starts always holds and is dropped (``(?<!\\\\)"``)."""
+    rewritten: list[tuple] = []
+    for i, (op, av) in enumerate(items):
+        at_start = context.at_start and i <= first
+        at_end = context.at_end and i >= last
+        if op is _parser.AT and av in _BOUNDARIES and (at_start or at_end):
+            direction = 1 if at_start else -1
+            rewritten.append((_BOUNDARIES[av], (direction, _WORD_CHARACTER)))
+        elif op is _parser.ASSERT_NOT and av[0] < 0 and at_start and _consumes(av[1]):
+            continue
+        else:
+            rewritten.append((op, av))
+    return rewritten
+
+
+def _consumes(items: Sequence[tuple]) -> bool:
+    """Whether every match of ``items`` holds at least one character (a sequence
+    with a character in it; no repeat, group or alternative looked into)."""
+    return any(op in _SINGLE_CHARACTER_OPS for op, _ in items)
 
 
 def _lookaround(op: object, av: object, context: _Context) -> Lookahead | Lookbehind:

@@ -251,8 +251,9 @@ def test_anchor_in_the_middle_is_rejected_where_it_is(
         ("(?>ab)", "atomic group (?>...)", 0),
         ("xa*+", "possessive quantifier", 2),
         ("a{2,3}+", "possessive quantifier", 1),
-        (r"\bword\b", r"word boundary \b", 0),
+        (r"a\bb", r"word boundary \b", 1),
         (r"a\Bb", r"non-word boundary \B", 1),
+        (r"(\bword)+", r"word boundary \b", 1),
         ("(?t)a", "template flag (?t)", 0),
         (f"a{{{MAX_REPEAT + 1}}}", f"repetition count above {MAX_REPEAT}", 1),
         ("xa{2,4294967296}", f"repetition count above {MAX_REPEAT}", 2),
@@ -270,6 +271,26 @@ def test_unsupported_feature_is_named_and_located(
     assert feature in caught.value.message
     assert caught.value.position == position
     assert caught.value.pattern_index is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"\bcat\b", ["cat"], ["cat ", " cat"]),
+        (r"\b\w.*\b", ["ab c", "a", "a-b"], ["ab ", " ab", ""]),
+        (r"^\b[A-Z]\w*\b$", ["Abc", "A"], ["abc", "A-"]),
+        (r"\B-.*", ["-1", "-"], ["a-"]),
+        (r".*-\B", ["a-", "-"], ["a-b"]),
+        (r"(?<!\\)\"\w*\"", ['"ab"', '""'], ['\\"a"']),
+        (r"\b(?:on|off)\b", ["on", "off"], ["on ", "of"]),
+    ],
+)
+def test_boundaries_where_the_output_starts_or_ends(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    """Nothing lies outside the output, so there ``\\b`` and ``\\B`` only say what
+    it starts or ends with, and a negative lookbehind at its start always holds."""
+    _assert_agrees(pattern, good, bad)
 
 
 def test_unicode_flag_is_refused_by_name() -> None:
