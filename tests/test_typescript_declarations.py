@@ -439,3 +439,20 @@ export interface Log { path: string }
         compile_typescript(source, "Request")
     with pytest.raises(ConstraintError, match="'method'"):
         compile_typescript(source, "Widget")
+
+
+def test_tuple_spreads_of_tuple_types() -> None:
+    source = """
+type Head = [string, number];
+type Point = [x: number, y: number];
+export type T = { a: [...Head, boolean]; b: [...Point, ...string[]]; d: [...Point, z?: number] };
+"""
+    schema = typescript_to_json_schema(source, "T")["$defs"]["T"]["properties"]
+    assert [s["type"] for s in schema["a"]["prefixItems"]] == ["string", "number", "boolean"]
+    assert schema["b"]["items"] == {"type": "string"} and schema["d"]["minItems"] == 2
+    good = '{"a": ["x", 1, true], "b": [1, 2, "s"], "d": [1, 2, 3]}'
+    assert _judged(source, "T", [good]) == {}
+    assert typescript_errors(source, "T", _sampled(source, "T")) == {}
+    assert not Decoder(compile_typescript(source, "T").value).accepts(good.replace("true", "1"))
+    with pytest.raises(ConstraintError, match="array spread is not last"):
+        compile_typescript("type S = string[]\ntype A = [...S, number]", "A")

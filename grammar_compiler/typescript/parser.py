@@ -913,13 +913,14 @@ class _Parser:
         while not self.accept("]"):
             start = self.token
             element = self._tuple_element()
-            if element.rest and not isinstance(element.type, ArrayType):
-                raise self.error("a tuple rest element must be an array type", start)
+            if element.rest and isinstance(element.type, (Keyword, Literal)):
+                raise self.error("a tuple rest element must be an array or tuple type", start)
             if seen_optional and not element.optional and not element.rest:
                 raise self.error("a required tuple element cannot follow an optional one", start)
             seen_optional = seen_optional or element.optional
             elements.append(element)
-            if elements[-1].rest and not self.at("]"):
+            array_rest = element.rest and isinstance(element.type, ArrayType)
+            if array_rest and not self.at("]"):
                 raise self.unsupported("rest element before the end of a tuple", start)
             if not self.accept(","):
                 self.expect("]", "',' or ']'")

@@ -301,7 +301,33 @@ class _SchemaBuilder:
             "object": {"type": ["object", "array"]},
         }.get(node.name, {})
 
+    def _spread(self, node: TupleType, token: Token | None) -> TupleType:
+        """A tuple with each spread of a tuple type (``[...Head, string]``) replaced
+        by that tuple's elements; an array spread stays its rest, which must end it."""
+        if not any(e.rest and not isinstance(e.type, ArrayType) for e in node.elements):
+            return node
+        elements: list[TupleElement] = []
+        for element in node.elements:
+            if not element.rest or isinstance(element.type, ArrayType):
+                elements.append(element)
+                continue
+            at = getattr(element.type, "token", None) or token
+            spread = self._unaliased(element.type, at)
+            if isinstance(spread, TupleType):
+                elements += self._spread(spread, at).elements
+            elif isinstance(spread, ArrayType):
+                elements.append(TupleElement(spread, rest=True))
+            else:
+                raise error_at(at, "a spread in a tuple takes a tuple or array type")
+        rests = [i for i, e in enumerate(elements) if e.rest]
+        if rests and rests[0] != len(elements) - 1:
+            raise error_at(
+                token, "a tuple whose array spread is not last (JSON Schema cannot say it)"
+            )
+        return TupleType(tuple(elements))
+
     def _tuple(self, node: TupleType) -> dict:
+        node = self._spread(node, None)
         fixed = [e for e in node.elements if not e.rest]
         rest = [e for e in node.elements if e.rest]
         schema: dict = {"type": "array"}
@@ -507,13 +533,15 @@ class _SchemaBuilder:
             raise error_at(node.token, f"the indexed type has no member {written}")
         return found
 
-    def _unaliased(self, node: Any, token: Token) -> Any:
+    def _unaliased(self, node: Any, token: Token | None) -> Any:
         """``node`` with type aliases, ``typeof``, ``T[K]`` and ``Array<T>`` looked through."""
         seen: set[str] = set()
         while True:
             if isinstance(node, _DERIVED):
                 node = self._resolved(node)
                 continue
+            if isinstance(node, TupleType):
+                return self._spread(node, token)
             if not isinstance(node, Reference) or node.member is not None:
                 return node
             if node.name in ("Array", "ReadonlyArray") and node.name not in self.declarations:
