@@ -456,3 +456,20 @@ export type T = { a: [...Head, boolean]; b: [...Point, ...string[]]; d: [...Poin
     assert not Decoder(compile_typescript(source, "T").value).accepts(good.replace("true", "1"))
     with pytest.raises(ConstraintError, match="array spread is not last"):
         compile_typescript("type S = string[]\ntype A = [...S, number]", "A")
+
+
+def test_class_getters_are_members_and_bigint_literals_refused_where_used() -> None:
+    source = """
+export class Cart {
+  items: { sku: string; qty: number }[] = [];
+  get count(): number { return this.items.length; }
+  static empty(): Cart { return new Cart(); }
+}
+type Big = 100n;
+export interface Uses { big: Big }
+"""
+    judged = source.split("type Big")[0]
+    assert typescript_errors(judged, "Cart", _sampled(source, "Cart")) == {}
+    assert not Decoder(compile_typescript(source, "Cart").value).accepts('{"items": []}')
+    with pytest.raises(ConstraintError, match=r"'bigint \(not JSON-serializable\)' at line 7"):
+        compile_typescript(source, "Uses")

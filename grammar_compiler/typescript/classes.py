@@ -9,9 +9,10 @@ are decorators (``@IsString() name: string``, a DTO's way) and the bodies
 of constructors and static methods. A field with no type takes its
 initializer's (``count = 0``: number).
 
-A class with an instance method, accessor, ``private``/``protected`` or
-``#private`` member has no JSON value: TypeScript asks an object for each
-method, and keeps private members nominal. Such a class is refused, naming
+A getter is a member, as in an interface. A class with an instance method,
+setter, ``private``/``protected`` or ``#private`` member has no JSON value:
+TypeScript asks an object for each method, and keeps private members
+nominal. Such a class is refused, naming
 that member, and set aside like any program statement (refused only where a
 type uses it).
 """
@@ -107,7 +108,9 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
         if static:
             _skip_method(parser, parser.advance())
             return []
-        raise parser.program(f"{token.text} accessor", token)
+        if parser.at("set"):
+            raise parser.program("set accessor", token)
+        return [_getter(parser, description)]
     if parser.at("["):
         raise parser.unsupported("index signature in a class", token)
     if token.kind not in ("name", "string", "number"):
@@ -126,6 +129,21 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
     field_type = _field_type(parser, token)
     name = token.value if token.kind != "number" else str(token.value)
     return [Member(name, field_type, optional, description, token)]
+
+
+def _getter(parser: _Parser, description: str | None) -> Member:
+    """``get total(): number { ... }``: a member of the instances' type, as in an
+    interface (TypeScript asks an object for it, whatever computes it)."""
+    parser.expect("get")
+    name = parser.advance()
+    parser.skip_balanced()
+    if not parser.accept(":"):
+        raise parser.error(f"getter {name.text!r} needs a return type", name)
+    returned = parser.type()
+    if parser.at("{"):
+        _skip_block(parser)
+    member = name.value if name.kind != "number" else str(name.value)
+    return Member(member, returned, False, description, name)
 
 
 def _field_type(parser: _Parser, name: Any) -> Any:

@@ -748,6 +748,8 @@ class _Parser:
         if token.kind == "number":
             self.advance()
             return Literal(token.value)
+        if token.kind == "bigint" or (self.at("-") and self.peek().kind == "bigint"):
+            raise self.unsupported(_REFUSED_TYPES["bigint"], token)
         if token.kind == "template":
             return self._template()
         if self.at("-") and self.peek().kind == "number":

@@ -25,7 +25,7 @@ class Comment:
 
 @dataclass(frozen=True)
 class Token:
-    kind: str  # "name", "string", "number", "punct", "template", "regex", "end"
+    kind: str  # "name", "string", "number", "bigint", "punct", "template", "regex", "end"
     text: str
     line: int
     column: int
@@ -179,6 +179,9 @@ class _Tokenizer:
         if found and found.group():
             self._advance(found.end())
             text = found.group()
+            if found.re is _NUMBER and source.startswith("n", self.pos):
+                self._advance(self.pos + 1)  # 100n: a bigint literal
+                return "bigint", text + "n", text + "n"
             if found.re is _NUMBER:
                 value = _number_value(text)
                 if value is None:
