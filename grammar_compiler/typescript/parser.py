@@ -75,9 +75,6 @@ _REFUSED_TYPES = {
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
 _SCOPES = frozenset({"namespace", "module", "global"})
 _DEFAULT_EXPORTS = ("interface", "class", "abstract", "function", "async", "enum")
-_REFUSED_STATEMENTS = {
-    "*": "export * (re-export)",
-}
 _PROGRAM_STATEMENTS = {
     "class": "class",
     "abstract": "class",
@@ -443,9 +440,7 @@ class _Parser:
 
     def _add_imported(self, found: Declarations, local: Token, module: Token) -> None:
         refusal = self.error(
-            f"{local.text!r} is imported from {module.value!r}: this service reads one "
-            "source text, so declare the type in it",
-            local,
+            f"{local.text!r} is imported from {module.value!r}: {ONE_SOURCE}", local
         )
         self._add_type(found, Declaration(local.text, "program", local, refusal=refusal))
         found.values.setdefault(local.text, Value(local.text, local, refusal=refusal))
@@ -558,9 +553,6 @@ class _Parser:
         if self.at("const") and self.peek().text == "enum":
             self.advance()
             return self._enum()
-        construct = _REFUSED_STATEMENTS.get(keyword.text)
-        if construct:
-            raise self.unsupported(construct, keyword)
         raise self.error(
             f"expected a declaration (type, interface or enum), found {describe(keyword)}"
         )
