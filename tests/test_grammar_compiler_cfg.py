@@ -830,7 +830,7 @@ LARK_ERRORS = [
     ("start: /a*?b*?/", "several lazy quantifiers", 1, 8),
     ("start: T\nT: /(.|\\n){0,40}?<\\/think>/", "more than 128 automaton states", 2, 4),
     ("start: /^a/", "an anchor", 1, 8),
-    ("start: A\nA: /\\bx/", "word boundary", 2, 4),
+    ("start: A\nA: /\\bx/", "uses an anchor (^, $, \\A, \\Z, \\b, \\B)", 2, 4),
     ("start: /a(?=b)/", "lookahead (?=...) that can reach past the token", 1, 8),
     ("start: NAME\nNAME: /(?!let)[a-z]+/", "negative lookahead", 2, 7),
     ("start: /a(/", "invalid regex", 1, 8),
