@@ -489,3 +489,19 @@ def test_the_bench_probes_compile_or_are_refused_by_name() -> None:
             refused.add(name)
     assert {"set_map", "bigint", "function_type_prop", "spread_middle"} <= refused
     assert len(refused) <= 8, sorted(refused)
+
+
+def test_statements_of_the_program_are_passed_over() -> None:
+    """Calls, assignments and control flow beside the types, at the top or in a
+    namespace, are the program's: passed over, as functions are."""
+    source = """
+console.log("starting");
+app.listen(3000);
+if (process.env.DEBUG) { enableDebug() } else { quiet() }
+try { main() } catch (e) { report(e) }
+namespace Util { export interface Point { x: number } setup() }
+export interface A { a: string; p: Util.Point }
+"""
+    assert Decoder(compile_typescript(source, "A").value).accepts('{"a": "x", "p": {"x": 1}}')
+    with pytest.raises(ConstraintError, match="unexpected '}'"):
+        compile_typescript("main()\n}\ninterface A { a: string }", "A")

@@ -229,8 +229,10 @@ class _Parser:
                 self._set_aside_program(found)
             elif self.token.text in _SCOPES:
                 self._set_aside_scope(found)
-            else:
+            elif self.at("type", "interface", "enum") or self.at("const"):
                 self._add_type(found, self._type_declaration(start, description))
+            else:  # a statement of the program (main(); app.listen(3000); if ...): no type
+                self._skip_statement()
         return exported_names
 
     def _type_declaration(self, start: Token, description: str | None) -> Declaration:
@@ -501,6 +503,8 @@ class _Parser:
             if token.kind == "punct" and token.text in "([{":
                 depth += 1
             elif token.kind == "punct" and token.text in ")]}":
+                if depth == 0 and token.text == "}" and self.index > first:
+                    return  # the enclosing block ends the statement (namespace N { f() })
                 if depth == 0:
                     raise self.error(f"unexpected {describe(token)}")
                 depth -= 1
