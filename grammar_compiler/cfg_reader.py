@@ -35,7 +35,49 @@ _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _QUANTIFIERS = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 
 
-class RuleReader:
+class RuleLimits:
+    """The checks a reader of ``name ::= ...`` or ``name = ... ;`` rules makes as
+    it goes (here and in ``iso_ebnf``), so every language reports them alike."""
+
+    text: str
+    rule_offsets: dict[str, int]
+    alternatives: int
+
+    def error(self, message: str, offset: int | None = None) -> ConstraintError:
+        raise NotImplementedError
+
+    def describe(self, name: str) -> str:
+        """A rule name as users write it, for messages."""
+        return repr(name)
+
+    def admit_rule(self, rules: dict[str, Node], name: str, offset: int) -> None:
+        """Checks a rule about to be read at ``offset`` and notes where it starts.
+
+        Raises:
+            ConstraintError: the name is defined already, or rules are over the limit.
+        """
+        if name in rules:
+            first, _ = line_column(self.text, self.rule_offsets[name])
+            raise self.error(
+                f"rule {self.describe(name)} is defined twice (first at line {first}); "
+                "join its alternatives with '|' in one rule",
+                offset,
+            )
+        if len(rules) == MAX_RULES:
+            raise self.error(f"too many rules (limit MAX_RULES = {MAX_RULES})", offset)
+        self.rule_offsets[name] = offset
+        self.alternatives = 1
+
+    def add_alternative(self) -> None:
+        """Counts one more alternative in the rule being read, within the limit."""
+        if self.alternatives == MAX_ALTERNATIVES:
+            raise self.error(
+                f"too many alternatives in one rule (limit MAX_ALTERNATIVES = {MAX_ALTERNATIVES})"
+            )
+        self.alternatives += 1
+
+
+class RuleReader(RuleLimits):
     """Reads ``name ::= ...`` rules; subclasses define names, comments and spacing.
 
     ``pos`` only moves forward; errors are raised where the text stops making
@@ -52,7 +94,7 @@ class RuleReader:
         self.text = text
         self.pos = 0
         self._depth = 0
-        self._alternatives = 0
+        self.alternatives = 0
         self.rule_offsets: dict[str, int] = {}
 
     # -- hooks for the languages ------------------------------------------------
@@ -133,17 +175,7 @@ class RuleReader:
             raise self.error("the grammar is empty: it defines no rule")
         while not self.at_end():
             name, offset = self._rule_head()
-            if name in rules:
-                first, _ = line_column(self.text, self.rule_offsets[name])
-                raise self.error(
-                    f"rule {self.describe(name)} is defined twice (first at line {first}); "
-                    "join its alternatives with '|' in one rule",
-                    offset,
-                )
-            if len(rules) == MAX_RULES:
-                raise self.error(f"too many rules (limit MAX_RULES = {MAX_RULES})", offset)
-            self.rule_offsets[name] = offset
-            self._alternatives = 1
+            self.admit_rule(rules, name, offset)
             rules[name] = self.choice("'::='")
             self.skip_blank()
             if not self.at_end():
@@ -152,10 +184,6 @@ class RuleReader:
                 if not self.rule_start_at(self.pos):
                     raise self.error(f"unexpected {self.peek()!r}")
         return rules
-
-    def describe(self, name: str) -> str:
-        """A rule name as users write it, for messages."""
-        return repr(name)
 
     def _rule_head(self) -> tuple[str, int]:
         offset = self.pos
@@ -174,12 +202,7 @@ class RuleReader:
     def choice(self, after: str) -> Node:
         options = [self.sequence(after)]
         while self.peek() == "|":
-            if self._alternatives == MAX_ALTERNATIVES:
-                raise self.error(
-                    f"too many alternatives in one rule (limit MAX_ALTERNATIVES = "
-                    f"{MAX_ALTERNATIVES})"
-                )
-            self._alternatives += 1
+            self.add_alternative()
             self.pos += 1
             options.append(self.sequence("'|'"))
         return choice_of(options)

@@ -36,12 +36,11 @@ import re
 from dataclasses import dataclass
 
 from grammar_compiler.canonical import CanonicalConstraint
+from grammar_compiler.cfg_reader import RuleLimits
 from grammar_compiler.cfg_tree import (
-    MAX_ALTERNATIVES,
     MAX_CODE_POINT,
     MAX_NESTING,
     MAX_REPEAT,
-    MAX_RULES,
     CharSet,
     Choice,
     Grammar,
@@ -140,7 +139,7 @@ class _Except:
     offset: int
 
 
-class _Reader:
+class _Reader(RuleLimits):
     def __init__(self, text: str, *, w3c: bool) -> None:
         self.text = text
         self.pos = 0
@@ -199,17 +198,7 @@ class _Reader:
             ):
                 raise self.error(f"expected '{self.definer}' after the rule name {name!r}")
             self.pos += len(self.definer)
-            if name in rules:
-                first, _ = line_column(self.text, self.rule_offsets[name])
-                raise self.error(
-                    f"rule {name!r} is defined twice (first at line {first}); "
-                    "join its alternatives with '|' in one rule",
-                    offset,
-                )
-            if len(rules) == MAX_RULES:
-                raise self.error(f"too many rules (limit MAX_RULES = {MAX_RULES})", offset)
-            self.rule_offsets[name] = offset
-            self.alternatives = 1
+            self.admit_rule(rules, name, offset)
             rules[name] = self.alternation()
             self.skip_blank()
             if self.w3c:
@@ -257,12 +246,7 @@ class _Reader:
             self.skip_blank()
             if not self.peek() or self.peek() not in _ALTERNATION or self._at_closer():
                 return choice_of(options)
-            if self.alternatives == MAX_ALTERNATIVES:
-                raise self.error(
-                    f"too many alternatives in one rule (limit MAX_ALTERNATIVES = "
-                    f"{MAX_ALTERNATIVES})"
-                )
-            self.alternatives += 1
+            self.add_alternative()
             self.pos += 1
             options.append(self.concatenation())
 

@@ -141,7 +141,7 @@ def _getter(parser: _Parser, description: str | None) -> Member:
         raise parser.error(f"getter {name.text!r} needs a return type", name)
     returned = parser.type()
     if parser.at("{"):
-        _skip_block(parser)
+        parser.skip_balanced("([{")
     member = name.value if name.kind != "number" else str(name.value)
     return Member(member, returned, False, description, name)
 
@@ -189,7 +189,7 @@ def _constructor(parser: _Parser) -> list[Member]:
             parser.expect(")", "',' or ')'")
             break
     if parser.at("{"):
-        _skip_block(parser)
+        parser.skip_balanced("([{")
     return fields
 
 
@@ -200,7 +200,7 @@ def _skip_method(parser: _Parser, name: Any) -> None:
         if parser.token.kind == "end":
             raise parser.error(f"expected the body of {name.text!r}", name)
         if depth == 0 and parser.at("{"):
-            _skip_block(parser)
+            parser.skip_balanced("([{")
             return
         if depth == 0 and parser.at(";"):
             return
@@ -221,21 +221,6 @@ def _skip_static_field(parser: _Parser) -> None:
             parser.skip_balanced()
         else:
             parser.advance()
-
-
-def _skip_block(parser: _Parser) -> None:
-    """``{ ... }`` with everything inside it."""
-    depth = 0
-    while True:
-        token = parser.advance()
-        if token.kind == "end":
-            raise parser.error("expected '}'", token)
-        if token.kind == "punct" and token.text in "([{":
-            depth += 1
-        elif token.kind == "punct" and token.text in ")]}":
-            depth -= 1
-            if depth == 0:
-                return
 
 
 def _skip_expression(parser: _Parser) -> None:

@@ -814,16 +814,18 @@ class _Parser:
         finally:
             self.in_signature -= 1
 
-    def skip_balanced(self) -> None:
-        """An opening bracket (``(``, ``[``, ``{`` or ``<``) and all up to its match."""
+    def skip_balanced(self, openers: str = "([{<") -> None:
+        """An opening bracket and all up to its match, counting the brackets of
+        ``openers`` (a block of code leaves ``<`` out: there it compares)."""
+        closers = "".join({"(": ")", "[": "]", "{": "}", "<": ">"}[o] for o in openers)
         depth = 0
         while True:
             token = self.advance()
             if token.kind == "end":
                 raise self.error("expected a closing bracket", token)
-            if token.kind == "punct" and token.text in "([{<":
+            if token.kind == "punct" and token.text in openers:
                 depth += 1
-            elif token.kind == "punct" and token.text in ")]}>":
+            elif token.kind == "punct" and token.text in closers:
                 depth -= 1
                 if depth == 0:
                     return
