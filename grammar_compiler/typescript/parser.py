@@ -88,7 +88,6 @@ _STATEMENT_STARTS = frozenset(
     | _SCOPES
     | _VARIABLE_KEYWORDS
 )
-_SET_ASIDE_AFTER_DECLARE = _PROGRAM_STATEMENTS.keys() | _VARIABLE_KEYWORDS
 _TYPE_PARAMETER_MODIFIERS = frozenset({"const", "in", "out"})
 _INDEX_KEYWORDS = (Keyword("string"), Keyword("number"))
 _WRAPPER_TYPES = {
