@@ -30,9 +30,12 @@ position (``prefixItems``, else ``items``). The compiler lets
 or null (``grammar_compiler.json_schema``), values that are equal exactly
 when they are written alike, except that a string may escape a character it
 need not (``"\\u0061"`` is ``"a"``): the grammars the service compiles write
-strings plainly. A token that holds a whole name or item after other text
-(``, "id"``) is not looked into: vocabularies hold few such tokens, and
-finding them would mean searching every token's bytes each time.
+strings plainly. Objects are kept apart by the member the compiler names
+(``UNIQUE_BY``): a required string that can always go on, whose end is
+refused where the object so far matches a finished item's (``_KeyedItem``).
+A token that holds a whole name or item after other text (``, "id"``) is
+not looked into: vocabularies hold few such tokens, and finding them would
+mean searching every token's bytes each time.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from typing import Any
 
 import torch
 
-from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS
+from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS, UNIQUE_BY
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -112,6 +115,26 @@ def _free_names(node: dict) -> bool:
 
 
 @dataclass
+class _KeyedItem:
+    """An object item of a unique array kept apart by one member (``UNIQUE_BY``).
+
+    Its key is what the members before that member hold (as values: ``1.0``
+    is ``1``) and that member's string as written; the decoder refuses to end
+    the string where the key would be a finished item's.
+    """
+
+    anchor: str
+    start: int  # where its "{" is in the output
+    prior: str | None = None  # the members before the anchor, once the anchor's name is written
+    value_start: int | None = None  # the anchor's string, past its opening quote
+    key: tuple[str, bytes] | None = None  # once that string has ended
+
+    def ends_its_anchor(self) -> bool:
+        """Whether a string of the item that ends now is its anchor's value."""
+        return self.value_start is not None and self.key is None and self.prior is not None
+
+
+@dataclass
 class _Container:
     """An open object or array of the output, and the subschemas that may apply to it."""
 
@@ -125,6 +148,9 @@ class _Container:
     expects_item: bool = True  # an array, between "[" or "," and the next item
     item: bytearray | None = None  # a unique array: the scalar item being written
     choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
+    anchor: str | None = None  # a unique array of objects: the member that keeps them apart
+    keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
+    keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
 
 class JsonOutline:
@@ -136,9 +162,11 @@ class JsonOutline:
         self._in_string = False
         self._escaped = False
         self._name: bytearray | None = None  # the name being written, inside its quotes
+        self._text = bytearray()  # the output so far
 
     def push(self, piece: bytes) -> None:
         for byte in piece:
+            self._text.append(byte)
             if self._in_string:
                 self._string_byte(byte)
             else:
@@ -159,6 +187,11 @@ class JsonOutline:
                 top.last_name = bytes(self._name)
                 top.names.add(top.last_name)
                 self._name = None
+                if top.keyed is not None and _decoded_name(top.last_name) == top.keyed.anchor:
+                    top.keyed.prior = self._members_before(top.keyed)
+            elif top is not None and top.keyed is not None and top.keyed.ends_its_anchor():
+                text = bytes(self._text[top.keyed.value_start : -1])
+                top.keyed.key = (top.keyed.prior, text)
             return
         if self._name is not None:
             self._name.append(byte)
@@ -178,12 +211,17 @@ class JsonOutline:
             if top is not None:
                 self._end_item(top)
                 self._open.pop()
+                if top.keyed is not None and top.keyed.key is not None and self._open:
+                    self._open[-1].keys.add(top.keyed.key)
         elif top is not None and top.names is not None:  # between an object's members
             if byte == _QUOTE and top.expects_name:
                 self._in_string = True
                 self._name = bytearray()
             elif byte == _QUOTE:
                 self._in_string = True
+                keyed = top.keyed
+                if keyed is not None and keyed.prior is not None and keyed.value_start is None:
+                    keyed.value_start = len(self._text)  # the anchor's value: its name came last
             elif byte in (ord(":"), ord(",")):
                 top.expects_name = byte == ord(",")
         elif byte == ord(","):
@@ -210,10 +248,26 @@ class JsonOutline:
         else:
             schemas = self._expanded(_item_schemas(parent.schemas, parent.index))
         if is_object:
-            return _Container(schemas, names=set())
+            keyed = None
+            if parent is not None and parent.names is None and parent.anchor is not None:
+                keyed = _KeyedItem(parent.anchor, start=len(self._text) - 1)
+            return _Container(schemas, names=set(), keyed=keyed)
         unique = any(schema.get("uniqueItems") is True for schema in schemas)
         choices = self._listed_items(schemas) if unique else None
-        return _Container(schemas, names=None, unique=unique, choices=choices)
+        anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
+        anchor = anchors[0] if unique and choices is None and anchors else None
+        return _Container(schemas, names=None, unique=unique, choices=choices, anchor=anchor)
+
+    def _members_before(self, keyed: _KeyedItem) -> str | None:
+        """The members an item wrote before its anchor's name (just written),
+        compared as values; None if they cannot be read (never, for the
+        prefix of an object a JSON grammar allows)."""
+        try:
+            members = json.loads(self._text[keyed.start :] + b": null}")
+        except ValueError:
+            return None
+        members.pop(keyed.anchor, None)
+        return json.dumps(_comparable(members), sort_keys=True)
 
     def _listed_items(self, schemas: tuple[dict, ...]) -> tuple[bytes, ...] | None:
         """The texts of every value an item may take, when the item schemas list
@@ -261,6 +315,8 @@ class JsonOutline:
             return
         if top.names is not None:
             yield from self._names_to_avoid(top)
+            if top.keyed is not None:
+                yield from self._keys_to_avoid(top, self._open[-2].keys)
         elif top.unique and top.choices is not None:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
@@ -276,6 +332,24 @@ class JsonOutline:
         elif top.expects_name and not self._in_string:
             for name in top.names:
                 yield from _spaced(b'"' + name + b'"', True)
+
+    def _keys_to_avoid(self, item: _Container, keys: set[tuple[str, bytes]]) -> Iterator[bytes]:
+        """Where the item's anchor string is (about to be) written: each way of
+        ending it as a finished item with the same members before it did."""
+        keyed = item.keyed
+        if keyed is None or keyed.prior is None or keyed.key is not None:
+            return
+        taken = [text for prior, text in keys if prior == keyed.prior]
+        if keyed.value_start is None and not self._in_string:
+            for text in taken:
+                if item.expects_name:  # the colon is still to come
+                    yield b': "' + text + b'"'
+                yield from _spaced(b'"' + text + b'"', True)
+        elif keyed.value_start is not None and self._in_string:
+            written = bytes(self._text[keyed.value_start :])
+            for text in taken:
+                if text.startswith(written):
+                    yield text[len(written) :] + b'"'
 
     def writes_by_character(self, text: str) -> bool:
         """Feeds ``text`` a character at a time, as a model writing one character
@@ -395,6 +469,18 @@ def _item_schemas(schemas: tuple[dict, ...], index: int) -> list[Any]:
         elif isinstance(schema.get("items"), dict):
             found.append(schema["items"])
     return found
+
+
+def _comparable(value: Any) -> Any:
+    """``value`` with integral numbers as integers, so that equal JSON values
+    (``1.0`` and ``1``) dump alike."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_comparable(item) for item in value]
+    if isinstance(value, dict):
+        return {name: _comparable(item) for name, item in value.items()}
+    return value
 
 
 def _decoded_name(name: bytes | None) -> str | None:

@@ -334,7 +334,7 @@ def test_an_open_map_never_repeats_a_name(
 
 
 def _unique_items_output(engine: Engine, runner: ModelRunner, items: dict) -> list[str]:
-    """Three strings that must differ, with the quote pushed up as above."""
+    """Three items that must differ, with the quote pushed up as above."""
     schema = {
         "type": "array",
         "items": items,
@@ -348,19 +348,28 @@ def _unique_items_output(engine: Engine, runner: ModelRunner, items: dict) -> li
         engine,
         runner,
         "JSON:",
-        SamplingParams(max_tokens=40, temperature=0, logit_bias={quote: 30.0}),
+        SamplingParams(max_tokens=80, temperature=0, logit_bias={quote: 30.0}),
         Constraint(type=ConstraintType.JSON_SCHEMA, value=constraint.value),
     )
     assert sink.done.wait(60) and sink.error is None
     text = _text(runner, sink)
-    assert (constraint.judge(text) is None) == (len(set(json.loads(text))) == 3), text
-    return json.loads(text)
+    written = [json.dumps(item, sort_keys=True) for item in json.loads(text)]
+    assert (constraint.judge(text) is None) == (len(set(written)) == 3), text
+    return written
+
+
+_TAGGED = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "on": {"type": "boolean"}},
+    "required": ["id", "on"],
+    "additionalProperties": False,
+}
 
 
 @pytest.mark.parametrize(
     "items",
-    [{"enum": ["", "a", "b", "c"]}, {"type": "string", "pattern": "^[a-z]+$"}],
-    ids=["listed", "patterned"],
+    [{"enum": ["", "a", "b", "c"]}, {"type": "string", "pattern": "^[a-z]+$"}, _TAGGED],
+    ids=["listed", "patterned", "objects"],
 )
 def test_a_unique_array_never_repeats_an_item(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch, items: dict

@@ -1380,6 +1380,60 @@ def test_unique_items_named_by_a_ref_are_read_through_it() -> None:
     assert "take 3 values" in _refused({**schema, "minItems": 4}, whole=True)
 
 
+PERSON = {
+    "type": "object",
+    "properties": {
+        "age": {"type": "integer"},
+        "name": {"type": "string"},
+        "on": {"type": "boolean"},
+    },
+    "required": ["name", "on"],
+    "additionalProperties": False,
+}
+
+
+def test_unique_objects_are_kept_apart_by_a_required_open_string() -> None:
+    """Items differ in their first required string that can always go on, or in
+    the members before it (compared as values): a subset of uniqueItems that
+    the decoder can always keep, since that string can always be made longer."""
+    schema = {**UNIQUE, "items": {"$ref": "#/$defs/Person"}, "$defs": {"Person": PERSON}}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert constraint.not_enforced == ()
+    assert json.loads(constraint.value)["x-unique-items-by"] == "name"
+    for text in (
+        '[{"name": "a", "on": true}, {"name": "ab", "on": true}]',
+        '[{"age": 1, "name": "a", "on": true}, {"age": 2, "name": "a", "on": true}]',
+        '[{"name": "a", "on": true}, {"age": 1, "name": "a", "on": true}]',
+    ):
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in (
+        '[{"name": "a", "on": true}, {"name": "a", "on": true}]',
+        '[{"age": 1, "name": "a", "on": true}, {"age": 1, "name": "a", "on": true}]',
+    ):
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    # The subset: equal names after equal members are kept out even where a later member differs.
+    same_name = '[{"name": "a", "on": true}, {"name": "a", "on": false}]'
+    assert constraint.judge(same_name) is None and not decoder.accepts(same_name)
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        {**PERSON, "required": ["on"]},  # the string may be left out
+        {
+            **PERSON,
+            "properties": {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}},
+        },
+        {**PERSON, "properties": {**PERSON["properties"], "name": {"format": "date"}}},
+        {"anyOf": [PERSON, {"type": "null"}]},
+    ],
+    ids=["optional", "bounded", "date", "union"],
+)
+def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(items: dict) -> None:
+    assert "only items it can always keep apart" in _refused({**UNIQUE, "items": items}, whole=True)
+
+
 @pytest.mark.parametrize(
     ("schema", "whole", "why"),
     [

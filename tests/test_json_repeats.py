@@ -173,3 +173,37 @@ def test_a_unique_root_array() -> None:
     outline = _keys_after(b"[true, ", schema=schema)
     # "t" makes true certain; false is the last value, so no comma may follow it.
     assert sorted(outline.texts_to_avoid()) == sorted([b"t", b" t", b"false,", b" false,"])
+
+
+KEYED = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"n": {"type": "number"}, "id": {"type": "string"}},
+        "required": ["id"],
+    },
+    "uniqueItems": True,
+    "x-unique-items-by": "id",
+}
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'[{"id": "ab"}, {"id": "a',), [b'b"']),
+        ((b'[{"id": "ab"}, {"id": "ab',), [b'"']),
+        ((b'[{"id": "ab"}, {"id": "abc',), []),
+        ((b'[{"id": "ab"}, {"id"',), [b'"id"', b' "id"', b': "ab"', b'"ab"', b' "ab"']),
+        ((b'[{"id": "ab"}, {"id": ',), [b'"ab"', b' "ab"']),
+        ((b'[{"n": 1.0, "id": "ab"}, {"n": 1, "id": "a',), [b'b"']),  # 1.0 is 1
+        ((b'[{"n": 2, "id": "ab"}, {"n": 1, "id": "a',), []),
+        ((b'[{"n": 1, "id": "a\\\\"}, {"n": 1, "id": "a',), [b'\\\\"']),
+        ((b'[{"id": "ab"}, {"id": "x"}, {"id": "',), [b'ab"', b'x"']),
+    ],
+)
+def test_objects_kept_apart_by_a_member_must_not_end_it_as_a_taken_item(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    """The key is the members before the anchor (as values) and the anchor's text."""
+    outline = _keys_after(*pieces, schema=KEYED)
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)

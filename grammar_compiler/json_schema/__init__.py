@@ -63,9 +63,13 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       (no maxLength; ``regex_emit.
                                       always_extendable``) and a bounded
                                       pattern's strings, listed (at most
-                                      1,024: ``^[A-Z]{2}$``), in a schema
-                                      given whole (``decoder_guard=True``);
-                                      ignored by xgrammar (fine if maxItems <= 1)
+                                      1,024: ``^[A-Z]{2}$``), and objects with
+                                      a required string member that can
+                                      always go on (a subset: items differ
+                                      in it or in the members before it), in
+                                      a schema given whole
+                                      (``decoder_guard=True``); ignored by
+                                      xgrammar (fine if maxItems <= 1)
 contains, min/maxContains   partly    a subset: the first positions that can
                                       match are made to; past maxContains, items
                                       from the complement of contains

@@ -572,12 +572,14 @@ class Compiler:
                 items = self.node(raw_items, f"{where}/items")
         max_items = _optional_int(schema.get("maxItems"))
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
-        distinct = None if prefix else distinct_values(self._definition_of(items))
+        distinct = None if prefix else distinct_values(self.definition_of(items))
         if unique and self.decoder_guard and distinct is None and not prefix:
-            listed = _listed_strings(self._definition_of(items))
+            listed = _listed_strings(self.definition_of(items))
             if listed is not None:  # a bounded pattern's strings, kept apart as listed values
                 items = listed
                 distinct = len(listed.enum or ())
+            elif unique_anchor(self.definition_of(items)) is not None:
+                distinct = math.inf
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -598,7 +600,7 @@ class Compiler:
             unique=unique,
         )
 
-    def _definition_of(self, node: Node | None) -> Node | None:
+    def definition_of(self, node: Node | None) -> Node | None:
         """The node a ``$ref`` names (``items: {$ref: "#/$defs/Color"}``), where it
         is already built; the node itself otherwise."""
         if node is None or node.ref is None:
@@ -916,10 +918,15 @@ _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
     "apart: listed values (enum, const, booleans, null, integers in a range of at most "
     "256), strings without maxLength whose pattern or format can always go on, or "
-    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$)",
+    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$), "
+    "or objects with a required string member of that kind",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
+UNIQUE_BY = "x-unique-items-by"
+"""The keyword of a rendered unique array of objects naming the member that
+keeps its items apart (``unique_anchor``); xgrammar ignores it, the decoder
+reads it."""
 MAX_LISTED_INTEGERS = 256
 """Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
 
@@ -983,6 +990,25 @@ def distinct_values(node: Node | None) -> float | None:
     if node.kinds == {"integer"}:
         span = _integer_span(node)
         return span if span is not None and span <= MAX_LISTED_INTEGERS else None
+    return None
+
+
+def unique_anchor(node: Node | None) -> str | None:
+    """The member that keeps a unique array's objects apart, if they have one:
+    required, and a string that can always go on (``distinct_values``). Two
+    objects that differ in it, or in the members written before it, differ;
+    so the decoder refuses to end that string where the object so far would
+    match a taken item's, and the string can always be made longer instead
+    (``engine.json_repeats``). The grammar writes members in their declared
+    order, so equal objects write the same members before it."""
+    if node is None or node.ref is not None or node.any_of is not None or node.enum is not None:
+        return None
+    if (node.kinds or implied_kinds(node)) != {"object"}:
+        return None
+    for name, member in node.properties.items():
+        open_string = member.kinds == {"string"} and distinct_values(member) == math.inf
+        if open_string and name in node.required:
+            return name
     return None
 
 

@@ -27,7 +27,13 @@ from grammar_compiler.json_schema.nodes import (
     tighter_lower,
     tighter_upper,
 )
-from grammar_compiler.json_schema.normalize import Compiler, distinct_values, pattern_covers
+from grammar_compiler.json_schema.normalize import (
+    UNIQUE_BY,
+    Compiler,
+    distinct_values,
+    pattern_covers,
+    unique_anchor,
+)
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
 
@@ -467,6 +473,9 @@ class Renderer:
             keywords["maxItems"] = max_items
         if node.unique and (max_items is None or max_items > 1):
             keywords["uniqueItems"] = True  # xgrammar ignores it; the decoder reads it
+            anchor = unique_anchor(self.compiler.definition_of(node.items))
+            if anchor is not None and distinct_values(node.items) is None:
+                keywords[UNIQUE_BY] = anchor
         return keywords
 
     def _object(self, node: Node) -> dict | None:
