@@ -149,6 +149,7 @@ class _Container:
     item: bytearray | None = None  # a unique array: the scalar item being written
     choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
+    integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
     keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
@@ -256,7 +257,12 @@ class JsonOutline:
         choices = self._listed_items(schemas) if unique else None
         anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
         anchor = anchors[0] if unique and choices is None and anchors else None
-        return _Container(schemas, names=None, unique=unique, choices=choices, anchor=anchor)
+        integers = None
+        if unique and choices is None:
+            integers = _integer_range(self._expanded(_item_schemas(schemas, 0)))
+        return _Container(
+            schemas, names=None, unique=unique, choices=choices, anchor=anchor, integers=integers
+        )
 
     def _members_before(self, keyed: _KeyedItem) -> str | None:
         """The members an item wrote before its anchor's name (just written),
@@ -321,6 +327,8 @@ class JsonOutline:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
             yield from _items_to_avoid(top, in_string=self._in_string)
+            if top.integers is not None:
+                yield from _integers_to_avoid(top)
 
     def _names_to_avoid(self, top: _Container) -> Iterator[bytes]:
         assert top.names is not None
@@ -382,6 +390,74 @@ def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
         else:
             yield rest + b","
             yield rest + b"]"
+
+
+def _integer_range(schemas: tuple[dict, ...]) -> tuple[int | None, int | None] | None:
+    """The bounds of items that are integers of a range and nothing else
+    (``{"type": "integer", "minimum": 1}``); None for any other items."""
+    own = [schema for schema in schemas if not _BRANCHING.issuperset(schema)]
+    if len(own) != 1 or own[0].get("type") != "integer":
+        return None
+    if not set(own[0]) <= {"type", "minimum", "maximum"}:
+        return None
+    low, high = own[0].get("minimum"), own[0].get("maximum")
+    if not all(bound is None or isinstance(bound, int) for bound in (low, high)):
+        return None
+    return low, high
+
+
+def _integers_to_avoid(top: _Container) -> Iterator[bytes]:
+    """Where an integer item is (about to be) written: each start whose every
+    way of ending is taken (a taken ``7`` of at most 9, the ``7``; ``0``,
+    also as ``-0``), so that the item can always end as a new one."""
+    assert top.integers is not None
+    written = b"" if top.expects_item else top.item
+    if written is None:
+        return
+    try:
+        taken = {int(item) for item in top.items}
+    except ValueError:
+        return
+    texts = {str(value).encode() for value in taken} | ({b"-0"} if 0 in taken else set())
+    for text in texts:
+        if not text.startswith(written) or text == written:
+            continue
+        for end in range(len(written) + 1, len(text) + 1):
+            ways = _integers_starting(text[:end], *top.integers, limit=len(taken))
+            if ways and taken.issuperset(ways):
+                yield from _spaced(text[len(written) : end], top.expects_item)
+                break
+
+
+def _integers_starting(
+    start: bytes, low: int | None, high: int | None, *, limit: int
+) -> list[int] | None:
+    """The integers of [low, high] written starting with ``start``, or None
+    when there are more than ``limit``."""
+    negative = start[:1] == b"-"
+    digits = start[1:] if negative else start
+    if digits == b"0":
+        return [0] if (low is None or low <= 0) and (high is None or high >= 0) else []
+    # Magnitudes m of values s*m within [low, high].
+    if negative:
+        floor = None if high is None else -high
+        ceiling = None if low is None else -low
+    else:
+        floor, ceiling = low, high
+    if ceiling is None:
+        return None
+    leads = [int(digits)] if digits else list(range(1, 10))
+    found = [0] if negative and not digits and (low or 0) <= 0 <= (high or 0) else []
+    for lead in leads:
+        scale = 1
+        while lead * scale <= ceiling:
+            first = max(lead * scale, floor or 0)
+            last = min((lead + 1) * scale - 1, ceiling)
+            if last - first + 1 + len(found) > limit:
+                return None
+            found += [(-m if negative else m) for m in range(first, last + 1)]
+            scale *= 10
+    return found
 
 
 def _listed_values(schema: dict) -> list[Any] | None:

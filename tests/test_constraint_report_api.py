@@ -61,9 +61,10 @@ def test_validate_returns_the_report() -> None:
 
 UNIQUE_NUMBERS_NOTE = (
     "xgrammar ignores it, and the decoder keeps apart only items it can always keep apart: "
-    "listed values (enum, const, booleans, null, integers in a range of at most 256), "
-    "strings without maxLength whose pattern or format can always go on, or the strings "
-    "of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$)"
+    "listed values (enum, const, booleans, null), integers of a range (no multipleOf), "
+    "strings without maxLength whose pattern or format can always go on, the strings of a "
+    "pattern that has at most 1024 (not a date, nor ^[0-9]{5}$), or objects with a required "
+    "string member that can always go on"
 )
 
 

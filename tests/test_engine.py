@@ -368,8 +368,13 @@ _TAGGED = {
 
 @pytest.mark.parametrize(
     "items",
-    [{"enum": ["", "a", "b", "c"]}, {"type": "string", "pattern": "^[a-z]+$"}, _TAGGED],
-    ids=["listed", "patterned", "objects"],
+    [
+        {"enum": ["", "a", "b", "c"]},
+        {"type": "string", "pattern": "^[a-z]+$"},
+        _TAGGED,
+        {"type": "integer", "minimum": 0, "maximum": 999},
+    ],
+    ids=["listed", "patterned", "objects", "integers"],
 )
 def test_a_unique_array_never_repeats_an_item(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch, items: dict

@@ -1380,6 +1380,27 @@ def test_unique_items_named_by_a_ref_are_read_through_it() -> None:
     assert "take 3 values" in _refused({**schema, "minItems": 4}, whole=True)
 
 
+@pytest.mark.parametrize(
+    ("items", "good", "bad"),
+    [
+        ({"type": "integer"}, ["[0, 1, -1, 10]", "[12, 1, 123]"], ["[1, 1]", "[0, -0]"]),
+        ({"type": "integer", "minimum": 0, "maximum": 1000}, ["[1000, 100, 10]"], ["[9, 9]"]),
+        ({"type": "integer", "maximum": 9}, ["[9, 8, -9]"], ["[-7, -7]"]),
+    ],
+)
+def test_unique_integers_of_a_range(items: dict, good: list[str], bad: list[str]) -> None:
+    """Beyond 256 integers they are not listed: the guard refuses to start an
+    item every way of ending which is taken, which it counts."""
+    schema = {**UNIQUE, "items": items}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert constraint.not_enforced == ()
+    for text in good:
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in bad:
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    _assert_sound(json.dumps({**schema, "maxItems": 6}), walks=40, whole=True)
+
+
 PERSON = {
     "type": "object",
     "properties": {
@@ -1441,7 +1462,11 @@ def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(items
         ({**UNIQUE, "items": {"type": "object"}}, True, "only items it can always keep apart"),
         (UNIQUE, True, "only items it can always keep apart"),
         ({**UNIQUE, "items": {"enum": [1.5, 2]}}, True, "only items it can always keep apart"),
-        ({**UNIQUE, "items": {"type": "integer"}}, True, "only items it can always keep apart"),
+        (
+            {**UNIQUE, "items": {"type": "integer", "multipleOf": 3}},
+            True,
+            "only items it can always keep apart",
+        ),
         (
             {**UNIQUE, "items": {"type": "string", "maxLength": 2}},
             True,

@@ -207,3 +207,24 @@ def test_objects_kept_apart_by_a_member_must_not_end_it_as_a_taken_item(
     """The key is the members before the anchor (as values) and the anchor's text."""
     outline = _keys_after(*pieces, schema=KEYED)
     assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+SMALL = {"type": "array", "items": {"type": "integer", "maximum": 1000}, "uniqueItems": True}
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b"[1000, 100",), [b"0", b"0,", b"0]"]),  # 1000 is the only way on from 100
+        ((b"[1000, ",), [b"1000", b" 1000", b"1000,", b"1000]", b" 1000,", b" 1000]"]),
+        ((b"[999, 99",), [b"9", b"9,", b"9]"]),  # 999 can only end as 999 (at most 1000)
+        ((b"[99, 9",), [b"9,", b"9]"]),  # 99 can still go on to 990..999
+        ((b"[0, ",), [b"0", b" 0", b"-0", b" -0", b"0,", b"0]", b" 0,", b" 0]"]),
+        ((b"[-5, -",), [b"5,", b"5]"]),  # no bound below: -5 goes on to -50
+    ],
+)
+def test_integer_items_must_not_start_what_can_only_end_taken(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    outline = _keys_after(*pieces, schema=SMALL)
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)

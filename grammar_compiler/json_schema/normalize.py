@@ -580,6 +580,8 @@ class Compiler:
                 distinct = len(listed.enum or ())
             elif unique_anchor(self.definition_of(items)) is not None:
                 distinct = math.inf
+            elif _plain_integers(self.definition_of(items)):
+                distinct = _integer_span(self.definition_of(items)) or math.inf
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -916,10 +918,10 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
 
 _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
-    "apart: listed values (enum, const, booleans, null, integers in a range of at most "
-    "256), strings without maxLength whose pattern or format can always go on, or "
-    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$), "
-    "or objects with a required string member of that kind",
+    "apart: listed values (enum, const, booleans, null), integers of a range (no "
+    "multipleOf), strings without maxLength whose pattern or format can always go on, "
+    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$), or "
+    "objects with a required string member that can always go on",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -1010,6 +1012,16 @@ def unique_anchor(node: Node | None) -> str | None:
         if open_string and name in node.required:
             return name
     return None
+
+
+def _plain_integers(node: Node | None) -> bool:
+    """Integers of a range (or all of them) and nothing else: the decoder keeps
+    such items apart by refusing to start writing one whose every way of
+    ending is taken (``engine.json_repeats``), which it can count."""
+    if node is None or node.kinds != {"integer"}:
+        return False
+    rest = replace(node, minimum=None, maximum=None)
+    return rest == Node(where=node.where, kinds=node.kinds, origins=node.origins)
 
 
 def _integer_span(node: Node) -> int | None:
