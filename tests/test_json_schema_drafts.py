@@ -304,6 +304,90 @@ def test_draft_03_type_any_is_any_type() -> None:
     )
 
 
+D03 = "http://json-schema.org/draft-03/schema#"
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        pytest.param(
+            {**OBJ, "properties": {"n": {"type": "integer", "divisibleBy": 5}}},
+            ['{"n": 10}', "{}"],
+            ['{"n": 7}'],
+            id="divisibleBy",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {"a": {"type": "string"}}, "extends": {"required": ["a"]}},
+            ['{"a": "x"}'],
+            ["{}", '{"a": 1}'],
+            id="extends",
+        ),
+        pytest.param(
+            {
+                **OBJ,
+                "properties": {"v": {"disallow": ["string", {"type": "integer", "minimum": 3}]}},
+            },
+            ['{"v": 2}', '{"v": null}', "{}"],
+            ['{"v": "x"}', '{"v": 3}'],
+            id="disallow",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {"v": {"type": ["null", {"type": "string", "maxLength": 2}]}}},
+            ['{"v": null}', '{"v": "ab"}'],
+            ['{"v": "abc"}', '{"v": 1}'],
+            id="type-with-schemas",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {"a": {"type": "integer"}, "b": {}}, "dependencies": {"a": "b"}},
+            ['{"a": 1, "b": 2}', '{"b": 2}', "{}"],
+            ['{"a": 1}'],
+            id="dependencies-one-name",
+        ),
+        pytest.param(
+            {
+                **OBJ,
+                "properties": {"ip": {"type": "string", "format": "ip-address"}},
+                "required": ["ip"],
+            },
+            ['{"ip": "10.0.0.1"}'],
+            ['{"ip": "10.0.0"}', '{"ip": "x"}'],
+            id="ip-address",
+        ),
+    ],
+)
+def test_draft_03_documents_are_read_as_the_draft_04_ones_they_mean(
+    schema: dict, good: list[str], bad: list[str]
+) -> None:
+    _assert_agrees({"$schema": D03, **schema}, good, bad)
+
+
+def test_snowplow_self_describing_schemas_are_draft_04() -> None:
+    schema = {
+        "$schema": "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/"
+        "jsonschema/1-0-0#",
+        "self": {"vendor": "com.acme", "name": "click", "format": "jsonschema", "version": "1-0-0"},
+        **OBJ,
+        "properties": {"n": {"type": "integer", "maximum": 10, "exclusiveMaximum": True}},
+        "required": ["n"],
+    }
+    _assert_agrees(schema, ['{"n": 9}'], ['{"n": 10}'])  # a boolean exclusiveMaximum: draft-04
+    assert _ignored(schema) == [("self", "")]
+
+
+def test_an_unknown_metaschema_is_read_by_the_keywords_and_reported() -> None:
+    schema = {
+        "$schema": "https://example.com/meta/v1",
+        **OBJ,
+        "properties": {"a": {"maxLength": 2}},
+    }
+    _assert_agrees(schema, ['{"a": "ab"}'], ['{"a": "abc"}'])
+    (ignored,) = compile_json_schema(schema).report.ignored
+    assert ignored.keyword == "$schema" and "read as 2020-12" in ignored.note
+    old = {**schema, "properties": {"a": {"maximum": 2, "exclusiveMaximum": True}}}
+    assert "read as draft-04" in compile_json_schema(old).report.ignored[0].note
+    _assert_agrees(old, ['{"a": 1}'], ['{"a": 2}'])
+
+
 def test_harmless_metaschema_violations_are_accepted() -> None:
     schema = {
         "$schema": D04,

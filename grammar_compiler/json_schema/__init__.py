@@ -204,7 +204,13 @@ from grammar_compiler import bounded_regex
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import make_judge
-from grammar_compiler.json_schema.drafts import Draft, check_metaschema, read_leftovers
+from grammar_compiler.json_schema.draft03 import as_draft_04, declares_draft_03
+from grammar_compiler.json_schema.drafts import (
+    Draft,
+    check_metaschema,
+    read_leftovers,
+    unknown_metaschema,
+)
 from grammar_compiler.json_schema.load import (
     MAX_DEPTH,
     MAX_ENUM_VALUES,
@@ -255,8 +261,9 @@ def compile_json_schema(
     """Validate a JSON Schema and return the schema xgrammar compiles, with its judge.
 
     Args:
-        schema: JSON text or the parsed schema (draft-04, -06, -07, 2019-09,
-            2020-12; without ``$schema``, 2020-12 read leniently).
+        schema: JSON text or the parsed schema (draft-03, -04, -06, -07,
+            2019-09, 2020-12; without ``$schema`` or with one no draft has,
+            2020-12 read leniently).
         strict: refuse keywords that cannot be enforced; with False they are
             compiled without and listed in ``not_enforced``. Annotations
             (unknown keywords included) are never refused.
@@ -278,10 +285,15 @@ def compile_json_schema(
     """
     document = load(schema)
     check_limits(document)
+    if declares_draft_03(document):
+        document = as_draft_04(document)
     draft = Draft.of(document)
     document = read_leftovers(document)
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict, decoder_guard=decoder_guard)
+    unknown = unknown_metaschema(document)
+    if unknown is not None:
+        compiler.ignore("$schema", "", unknown)
     try:
         with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
             root = compiler.node(document, "")

@@ -18,7 +18,10 @@ A keyword of another draft is not one of the document's: it constrains
 nothing (the judge, that draft's validator, ignores it too) and is reported
 as ignored. ``$schema`` is matched with or without ``#``, ``http``/``https``
 and a trailing slash; ``http://json-schema.org/schema#`` (the latest) and
-OpenAPI 3.1's dialect are 2020-12, hyper-schemas their draft.
+OpenAPI 3.1's dialect are 2020-12, hyper-schemas their draft, Snowplow's
+self-describing schemas draft-04, draft-03 documents are rewritten as
+draft-04 ones (``draft03``); any other metaschema is not fetched, and the
+document is read as if it had no ``$schema`` (``unknown_metaschema``).
 
 Without ``$schema`` a document is 2020-12, read leniently where the drafts
 agree: the older spellings that 2020-12 cannot read select the draft that
@@ -74,15 +77,26 @@ class Draft:
             return unmarked_draft(document)
         if not isinstance(declared, str):
             raise ConstraintError("$schema must be a string")
-        key = re.sub(r"^https?://", "", declared.strip().lower()).rstrip("#/")
-        draft = _DRAFTS.get(key)
-        if draft is None:
-            raise ConstraintError(
-                f"unsupported $schema {declared!r}: use draft-04, draft-06, draft-07, 2019-09 or "
-                "2020-12 (http://json-schema.org/draft-07/schema#, "
-                "https://json-schema.org/draft/2020-12/schema, ...)"
-            )
-        return draft
+        return _DRAFTS.get(metaschema_key(declared)) or unmarked_draft(document)
+
+
+def metaschema_key(declared: str) -> str:
+    """A ``$schema`` URI without its scheme, ``#`` or trailing slash, lower-cased."""
+    return re.sub(r"^https?://", "", declared.strip().lower()).rstrip("#/")
+
+
+def unknown_metaschema(document: Any) -> str | None:
+    """Why the document's ``$schema`` is not followed, when it names no draft
+    this module knows: a vendor's or the user's own metaschema, which
+    usually extends a draft with keywords of its own. Such a document is read
+    by the draft its keywords are spelled in (``unmarked_draft``), the way
+    validators read it without fetching the metaschema; a custom vocabulary
+    that switches keywords off would make the output a subset, never invalid."""
+    declared = document.get("$schema") if isinstance(document, dict) else None
+    if not isinstance(declared, str) or metaschema_key(declared) in _DRAFTS:
+        return None
+    draft = unmarked_draft(document)
+    return f"unknown metaschema (not fetched): the schema is read as {draft.name}"
 
 
 def _draft(
@@ -135,6 +149,8 @@ def _uris() -> dict[str, Draft]:
     uris = {
         "json-schema.org/schema": DRAFT_2020,
         "spec.openapis.org/oas/3.1/dialect/base": DRAFT_2020,
+        # Snowplow's self-describing schemas: draft-04 with a "self" annotation.
+        "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0": DRAFT_04,
     }
     for draft in DRAFTS:
         folder = draft.name if draft.name.startswith("draft") else f"draft/{draft.name}"
