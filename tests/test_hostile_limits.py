@@ -373,14 +373,21 @@ def test_enum_filter_keeps_what_jsonschema_keeps(schema: dict, kept: list | None
     assert json.loads(compile_json_schema(schema).value)["enum"] == expected
 
 
-def test_too_many_optional_properties_are_refused() -> None:
+def test_optional_properties_past_the_limit_are_left_out_and_too_many_refused() -> None:
     def optional(count: int) -> dict:
         properties = {f"p{i}": {"type": "integer"} for i in range(count)}
         return {"type": "object", "properties": properties}
 
-    assert compile_json_schema(optional(100))
-    with pytest.raises(ConstraintError, match="101 optional properties"):
-        compile_json_schema(optional(101))
+    written = json.loads(compile_json_schema(optional(100)).value)["properties"]
+    assert len(written) == 100
+    # Past 100, the first 100 optional ones are written (a subset), the required ones too;
+    # undeclared names stay out, so a left-out name never comes back as an extra key.
+    many = optional(300) | {"required": ["p250"], "additionalProperties": {"type": "string"}}
+    constraint = compile_json_schema(many)
+    value = json.loads(constraint.value)
+    assert list(value["properties"]) == [*(f"p{i}" for i in range(100)), "p250"]
+    assert value["additionalProperties"] is False and value["required"] == ["p250"]
+    assert constraint.judge('{"p250": 1, "p3": 2}') is None
 
     def nested(objects: int, count: int) -> dict:
         names = [f"o{j}" for j in range(objects)]

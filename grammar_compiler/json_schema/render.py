@@ -36,6 +36,7 @@ from grammar_compiler.json_schema.normalize import (
 )
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
+from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 
 MAX_MULTIPLE_OF = 1024
 """Largest integer step xgrammar enforces (probed: 1025 is ignored)."""
@@ -483,9 +484,10 @@ class Renderer:
         properties: dict[str, Any] = {}
         required: list[str] = []
         forbidden = False  # a declared name no value can have, which must not come back as extra
+        left_out = self._optional_left_out(node)
         for name in [*node.properties, *sorted(node.required - set(node.properties))]:
             sub = node.properties.get(name) or self.compiler.undeclared(node, name)
-            rendered = self.render(sub) if name_ok(name) else None
+            rendered = self.render(sub) if name_ok(name) and name not in left_out else None
             if rendered is None:
                 if name in node.required:
                     self._dead(f"required property {name!r} at {location(node.where)} cannot exist")
@@ -541,6 +543,23 @@ class Renderer:
             # "maxProperties": 3} would only ever be {}.
             counted["additionalProperties"] = True
         return counted
+
+    def _optional_left_out(self, node: Node) -> frozenset[str]:
+        """The optional properties past the first ``MAX_OPTIONAL_PROPERTIES``
+        (declared order), which are not written: xgrammar's compile time grows
+        with the square of an object's optional properties. Leaving some out
+        is a subset (an object never needs them), where refusing would lose
+        the config-file schemas that declare hundreds of options."""
+        optional = [name for name in node.properties if name not in node.required]
+        if len(optional) <= MAX_OPTIONAL_PROPERTIES:
+            return frozenset()
+        self.compiler.subset(
+            "properties",
+            node.where,
+            f"only the first {MAX_OPTIONAL_PROPERTIES} of its {len(optional)} optional "
+            "properties are written",
+        )
+        return frozenset(optional[MAX_OPTIONAL_PROPERTIES:])
 
     def _pattern_names(self, node: Node) -> tuple[dict, Any] | None:
         """``propertyNames`` and ``additionalProperties`` that write undeclared
