@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,7 @@ _BACKSLASH = ord("\\")
 _WHITESPACE = frozenset(b" \t\n\r")
 _OPENING = {ord("{"): True, ord("["): False}  # -> whether the container is an object
 _CLOSING = frozenset(b"}]")
+_INTEGER = re.compile(rb"-?[0-9]+")
 _MAX_SUBSCHEMAS = 64
 """Subschemas kept for one container; past this, the rest are not followed."""
 
@@ -327,6 +329,7 @@ class JsonOutline:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
             yield from _items_to_avoid(top, in_string=self._in_string)
+            yield from _literals_to_avoid(top)
             if top.integers is not None:
                 yield from _integers_to_avoid(top)
 
@@ -393,17 +396,36 @@ def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
 
 
 def _integer_range(schemas: tuple[dict, ...]) -> tuple[int | None, int | None] | None:
-    """The bounds of items that are integers of a range and nothing else
-    (``{"type": "integer", "minimum": 1}``); None for any other items."""
+    """The bounds of the integers of a range that items may be, beside
+    strings, booleans and null (``{"type": "integer", "minimum": 1}``); None
+    for other items."""
     own = [schema for schema in schemas if not _BRANCHING.issuperset(schema)]
-    if len(own) != 1 or own[0].get("type") != "integer":
+    if any("enum" in schema or "const" in schema for schema in own):
         return None
-    if not set(own[0]) <= {"type", "minimum", "maximum"}:
+    numbers = [schema for schema in own if _types(schema) & {"integer", "number"}]
+    if len(numbers) != 1 or _types(numbers[0]) != {"integer"}:
         return None
-    low, high = own[0].get("minimum"), own[0].get("maximum")
+    if not set(numbers[0]) <= {"type", "minimum", "maximum"}:
+        return None
+    low, high = numbers[0].get("minimum"), numbers[0].get("maximum")
     if not all(bound is None or isinstance(bound, int) for bound in (low, high)):
         return None
     return low, high
+
+
+def _types(schema: dict) -> set[str]:
+    declared = schema.get("type")
+    return {declared} if isinstance(declared, str) else set(declared or ())
+
+
+def _literals_to_avoid(top: _Container) -> Iterator[bytes]:
+    """Where an item starts: the first letter of each taken ``true``,
+    ``false`` or ``null``, which no other value starts with and which
+    nothing can follow but its end."""
+    if top.expects_item:
+        for literal in (b"true", b"false", b"null"):
+            if literal in top.items:
+                yield from _spaced(literal[:1], True)
 
 
 def _integers_to_avoid(top: _Container) -> Iterator[bytes]:
@@ -414,10 +436,7 @@ def _integers_to_avoid(top: _Container) -> Iterator[bytes]:
     written = b"" if top.expects_item else top.item
     if written is None:
         return
-    try:
-        taken = {int(item) for item in top.items}
-    except ValueError:
-        return
+    taken = {int(item) for item in top.items if _INTEGER.fullmatch(item)}
     texts = {str(value).encode() for value in taken} | ({b"-0"} if 0 in taken else set())
     for text in texts:
         if not text.startswith(written) or text == written:
@@ -447,7 +466,7 @@ def _integers_starting(
     if ceiling is None:
         return None
     leads = [int(digits)] if digits else list(range(1, 10))
-    found = [0] if negative and not digits and (low or 0) <= 0 <= (high or 0) else []
+    found: list[int] = []  # "-0" is not counted as a way on from "-": xgrammar never writes it
     for lead in leads:
         scale = 1
         while lead * scale <= ceiling:

@@ -373,8 +373,9 @@ _TAGGED = {
         {"type": "string", "pattern": "^[a-z]+$"},
         _TAGGED,
         {"type": "integer", "minimum": 0, "maximum": 999},
+        {},
     ],
-    ids=["listed", "patterned", "objects", "integers"],
+    ids=["listed", "patterned", "objects", "integers", "any"],
 )
 def test_a_unique_array_never_repeats_an_item(
     engine: Engine, runner: ModelRunner, monkeypatch: pytest.MonkeyPatch, items: dict

@@ -212,6 +212,13 @@ def test_objects_kept_apart_by_a_member_must_not_end_it_as_a_taken_item(
 SMALL = {"type": "array", "items": {"type": "integer", "maximum": 1000}, "uniqueItems": True}
 
 
+def test_a_sign_whose_every_integer_is_taken_is_kept_out() -> None:
+    """xgrammar never writes -0, so with -1, -2 and -3 taken, "-" leads nowhere."""
+    schema = {"type": "array", "items": {"type": "integer", "minimum": -3}, "uniqueItems": True}
+    outline = _keys_after(b"[-1, -3, -2, ", schema=schema)
+    assert b"-" in set(outline.texts_to_avoid())
+
+
 @pytest.mark.parametrize(
     ("pieces", "texts"),
     [
@@ -227,4 +234,62 @@ def test_integer_items_must_not_start_what_can_only_end_taken(
     pieces: tuple[bytes, ...], texts: list[bytes]
 ) -> None:
     outline = _keys_after(*pieces, schema=SMALL)
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+MIXED = {
+    "type": "array",
+    "items": {
+        "anyOf": [
+            {"type": "integer", "minimum": 0, "maximum": 99},
+            {"type": ["null", "boolean", "string"]},
+        ]
+    },
+    "uniqueItems": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        # null is certain from its "n"; 9 may still go on to 90..99; "a" ends at its quote
+        (
+            (b'[null, 9, "a", ',),
+            [
+                b"n",
+                b" n",
+                b"null,",
+                b" null,",
+                b"null]",
+                b" null]",
+                b"9,",
+                b" 9,",
+                b"9]",
+                b" 9]",
+                b'"a"',
+                b' "a"',
+            ],
+        ),
+        ((b'[null, 9, "a", 9',), [b",", b"]"]),
+        (
+            (b"[true, false, ",),
+            [
+                b"t",
+                b" t",
+                b"f",
+                b" f",
+                b"true,",
+                b" true,",
+                b"true]",
+                b" true]",
+                b"false,",
+                b" false,",
+                b"false]",
+                b" false]",
+            ],
+        ),
+    ],
+)
+def test_scalar_items_of_several_kinds(pieces: tuple[bytes, ...], texts: list[bytes]) -> None:
+    outline = _keys_after(*pieces, schema=MIXED)
     assert sorted(outline.texts_to_avoid()) == sorted(texts)

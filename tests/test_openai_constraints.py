@@ -321,13 +321,13 @@ def test_json_object_with_schema_enforces_the_schema_strictly() -> None:
     checked.assert_agrees(['{"n": 1}'], ['{"n": 3}', "{}"])
     error = _field_error(
         response_format_constraint,
-        {"type": "json_object", "schema": {"type": "array", "uniqueItems": True}},
+        {"type": "json_object", "schema": {"items": {"type": "object"}, "uniqueItems": True}},
     )
     assert error.field == "response_format.schema"
 
 
 def test_openai_json_schema_format_is_strict_only_when_asked() -> None:
-    schema = {"type": "array", "items": {"type": "number"}, "uniqueItems": True}
+    schema = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}, "uniqueItems": True}
     strict = {
         "type": "json_schema",
         "json_schema": {"name": "ids", "schema": schema, "strict": True},

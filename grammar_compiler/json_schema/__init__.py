@@ -63,7 +63,11 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       (no maxLength; ``regex_emit.
                                       always_extendable``) and a bounded
                                       pattern's strings, listed (at most
-                                      1,024: ``^[A-Z]{2}$``), and objects with
+                                      1,024: ``^[A-Z]{2}$``), a range's
+                                      integers, items of any value or of
+                                      several scalar kinds (kept to strings,
+                                      integers, booleans, null: a subset),
+                                      and objects with
                                       a required string member that can
                                       always go on (a subset: items differ
                                       in it or in the members before it), in

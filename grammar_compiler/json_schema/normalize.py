@@ -582,6 +582,10 @@ class Compiler:
                 distinct = math.inf
             elif _plain_integers(self.definition_of(items)):
                 distinct = _integer_span(self.definition_of(items)) or math.inf
+            elif (scalars := _scalar_items(self.definition_of(items), where)) is not None:
+                if effective_kinds(scalars) != _kinds_written(self.definition_of(items)):
+                    self.subset("uniqueItems", where, _SCALAR_ITEMS_WHY)
+                items, distinct = scalars, math.inf
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -918,10 +922,10 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
 
 _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
-    "apart: listed values (enum, const, booleans, null), integers of a range (no "
-    "multipleOf), strings without maxLength whose pattern or format can always go on, "
-    "the strings of a pattern that has at most 1024 (not a date, nor ^[0-9]{5}$), or "
-    "objects with a required string member that can always go on",
+    "apart: listed values, a range's integers (no multipleOf), strings without maxLength "
+    "whose pattern or format can always go on or of a pattern with at most 1024 of them, "
+    "other scalars (kept to strings, integers, booleans and null), or objects with a "
+    "required string member that can always go on",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -1012,6 +1016,61 @@ def unique_anchor(node: Node | None) -> str | None:
         if open_string and name in node.required:
             return name
     return None
+
+
+_KEPT_APART = frozenset({"string", "integer", "boolean", "null"})
+_SCALAR_ITEMS_WHY = (
+    "its items are kept to strings, integers, booleans and null (numbers to integers), "
+    "which the decoder can keep apart"
+)
+
+
+def _kinds_written(node: Node | None) -> frozenset[str]:
+    """The kinds the renderer writes for ``node`` (absent: any)."""
+    if node is None:
+        return frozenset(KINDS)
+    return node.kinds if node.kinds is not None else implied_kinds(node) or frozenset(KINDS)
+
+
+def _scalar_items(node: Node | None, where: str) -> Node | None:
+    """A unique array's items of any value or of scalar kinds, narrowed to what
+    the decoder keeps apart: strings that can always go on, a range's
+    integers (fractions dropped: ``1.0`` is ``1``, and their spellings differ),
+    booleans and null (each certain from its first letter). None where the
+    items constrain anything else."""
+    if node is None or not node.constrains():
+        return Node(where=where, kinds=_KEPT_APART)
+    if node.ref is not None or node.any_of is not None or node.enum is not None:
+        return None
+    written = _kinds_written(node)
+    kept = (written & _KEPT_APART) | ({"integer"} if "fraction" in written else set())
+    if not kept:
+        return None
+    if {"array", "object"} & written and replace(node, kinds=None) != Node(
+        where=node.where, origins=node.origins, **_scalar_fields(node)
+    ):
+        return None  # an array or object keyword: those items mean more than scalars
+    if node.multiple_of or node.decimal_step:
+        return None
+    if "string" in kept:
+        strings = Node(where=node.where, kinds=frozenset({"string"}), **_string_fields(node))
+        if distinct_values(strings) != math.inf:
+            return None
+    return replace(node, kinds=frozenset(kept))
+
+
+def _string_fields(node: Node) -> dict[str, Any]:
+    return {"min_length": node.min_length, "max_length": node.max_length, "regexes": node.regexes}
+
+
+def _scalar_fields(node: Node) -> dict[str, Any]:
+    return {
+        **_string_fields(node),
+        "minimum": node.minimum,
+        "maximum": node.maximum,
+        "multiple_of": node.multiple_of,
+        "decimal_step": node.decimal_step,
+    }
 
 
 def _plain_integers(node: Node | None) -> bool:
