@@ -248,6 +248,8 @@ def writes(schema: Any) -> bool:
         return False  # the compiler generates only the kinds these keywords describe
     if "oneOf" in keywords:
         return False  # overlapping branches are enforced as a subset (each minus the others)
+    if not str(schema.get("$ref", "#")).startswith("#"):
+        return False  # a metaschema's URI: the writer reads only this document
     if _recursive_definitions(schema):
         return False  # the writer would follow the recursion without end
     children: list[Any] = []

@@ -388,6 +388,41 @@ def test_an_unknown_metaschema_is_read_by_the_keywords_and_reported() -> None:
     _assert_agrees(old, ['{"a": 1}'], ['{"a": 2}'])
 
 
+@pytest.mark.parametrize("uri", [D04, D06, D07])
+def test_the_drafts_own_metaschema_is_read_from_the_bundled_copy(uri: str) -> None:
+    """A schema that holds a schema names its draft's metaschema; jsonschema
+    ships it (nothing is fetched), and the judge reads the same copy."""
+    schema = {
+        "$schema": uri,
+        **OBJ,
+        "properties": {
+            "options": {"$ref": uri},
+            "kind": {"$ref": uri.rstrip("#") + "#/definitions/simpleTypes"},
+        },
+        "required": ["options"],
+    }
+    constraint = compile_json_schema(schema, decoder_guard=True)  # its uniqueItems need the guard
+    decoder = Decoder(constraint.value, guard=True)
+    good = ['{"options": {"minLength": 2, "type": "string"}, "kind": "array"}', '{"options": {}}']
+    bad = ['{"options": {"type": 5}}', '{"options": {"minLength": -1}}', '{"kind": "list"}']
+    bad.append('{"options": {"required": ["a", "a"]}}')
+    for text in good:
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in bad:
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    for text in samples(decoder, 15, seed=3):
+        assert constraint.judge(text) is None, (text, constraint.judge(text))
+
+
+@pytest.mark.parametrize(
+    ("document", "reference"),
+    [(D07, D04), (D2020, D2020), (D2019, D2019)],
+    ids=["another-draft", "2020-12", "2019-09"],
+)
+def test_other_metaschemas_stay_remote(document: str, reference: str) -> None:
+    assert "remote reference" in _refused({"$schema": document, "$ref": reference})
+
+
 def test_harmless_metaschema_violations_are_accepted() -> None:
     schema = {
         "$schema": D04,

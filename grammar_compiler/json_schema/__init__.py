@@ -223,6 +223,7 @@ from grammar_compiler.json_schema.load import (
     check_limits,
     load,
 )
+from grammar_compiler.json_schema.metaschemas import with_own_metaschema
 from grammar_compiler.json_schema.nodes import Unmergeable
 from grammar_compiler.json_schema.normalize import (
     MAX_BRANCHES,
@@ -292,7 +293,7 @@ def compile_json_schema(
     if declares_draft_03(document):
         document = as_draft_04(document)
     draft = Draft.of(document)
-    document = read_leftovers(document)
+    document = with_own_metaschema(read_leftovers(document), draft)
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict, decoder_guard=decoder_guard)
     unknown = unknown_metaschema(document)

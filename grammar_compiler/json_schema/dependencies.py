@@ -11,9 +11,10 @@ it: a required trigger just adds the requirement, a trigger that cannot
 occur drops it.
 
 Several optional triggers multiply: exact branching goes on while the
-branches hold at most ``MAX_OPTIONAL_PROPERTIES`` optional properties
-together (what one object may cost xgrammar), and further dependencies are
-enforced as a subset instead of refused:
+branches cost xgrammar at most what one object of ``MAX_OPTIONAL_PROPERTIES``
+optional properties does (their optional properties, squared and summed:
+the compile time grows with the square of each object's), and further
+dependencies are enforced as a subset instead of refused:
 
 * names: they become required whenever the trigger may appear (every
   property stays writable; outputs carry the dependents even without the
@@ -87,7 +88,7 @@ class _Dependency:
                 union = alternatives(self.compiler, branches, where, keyword, ((schema, where),))
             except Unmergeable:
                 union = None
-            if union is not None and _optional_properties(union) <= MAX_OPTIONAL_PROPERTIES:
+            if union is not None and _optional_squares(union) <= MAX_OPTIONAL_PROPERTIES**2:
                 return union
         compiler = self.compiler
         compiler.subset(keyword, where, f"{self.trigger!r} is enforced as a subset (branch limit)")
@@ -117,6 +118,7 @@ class _Dependency:
         return possible[0] if possible else self.compiler.merge(node, choices[0], where)
 
 
-def _optional_properties(node: Node) -> int:
+def _optional_squares(node: Node) -> int:
+    """What the branches cost xgrammar: their optional properties, squared and summed."""
     branches = node.any_of if node.any_of is not None else (node,)
-    return sum(len(branch.properties.keys() - branch.required) for branch in branches)
+    return sum(len(branch.properties.keys() - branch.required) ** 2 for branch in branches)
