@@ -24,6 +24,12 @@ they are parsed here and regenerated:
   that merely allows them generates strings without them. ``\U`` escapes
   are not understood either; characters beyond U+FFFF are written raw.
 
+Python's inline flags, which ECMA-262 lacks but schemas written for Python
+validators use, are read as both Python engines read them: ``(?i)`` at the
+start and ``(?i:...)``/``(?-i:...)`` make each literal and class generate
+its case partners too (``case_folding``); ``(?s)``, ``(?m)``, ``(?a)`` and
+``(?u)`` change nothing generated; ``(?x)`` is refused.
+
 Syntax whose meaning differs between ECMA-262 and Python (named groups
 ``(?<n>...)``, ``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
 backreferences, ``\b``, anchors away from the ends) is refused with its
@@ -53,6 +59,7 @@ from dataclasses import dataclass
 import regex
 
 from grammar_compiler import lookarounds
+from grammar_compiler.case_folding import case_insensitive
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
     SURROGATES,
@@ -184,6 +191,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.ignore_case = False  # (?i), Python's: see ``case_folding``
 
     def error(self, message: str, position: int | None = None) -> PatternError:
         return PatternError(message, self.pos if position is None else position)
@@ -194,6 +202,10 @@ class _Parser:
 
     def parse(self) -> Node:
         """The whole pattern, with search semantics made explicit."""
+        flags = _GLOBAL_FLAGS.match(self.text)
+        if flags:
+            self._set_flags(flags.group(1), "", 0)
+            self.pos = flags.end()
         options = [self._top_alternative()]
         while self.peek() == "|":
             self.pos += 1
@@ -320,7 +332,7 @@ class _Parser:
             raise self.error("'{,n}' is a quantifier in Python but literal text in ECMA-262")
         self.pos += 1
         code = ord(char)
-        return Chars(self._literal(code, self.pos - 1)), code > 0xFFFF
+        return Chars(self._case(self._literal(code, self.pos - 1), self.pos - 1)), code > 0xFFFF
 
     def _literal(self, code: int, start: int) -> Ranges:
         ranges = intersect(((code, code),), _GENERATABLE)
@@ -378,18 +390,25 @@ class _Parser:
     def _group(self) -> Node:
         start = self.pos
         self.pos += 1
+        outer_case = self.ignore_case
         if self.peek() == "?":
             self._group_kind(start)
         inner = self._disjunction()
         if self.peek() != ")":
             raise self.error("missing ')'", start)
         self.pos += 1
+        self.ignore_case = outer_case
         return inner
 
     def _group_kind(self, start: int) -> None:
         rest = self.text[self.pos : self.pos + 3]
         if rest.startswith("?:"):
             self.pos += 2
+            return
+        scoped = _SCOPED_FLAGS.match(self.text, self.pos)
+        if scoped:  # (?i:...), (?-i:...): Python's, and ECMA-262's since 2025
+            self._set_flags(scoped.group(1), scoped.group(2) or "", start)
+            self.pos = scoped.end()
             return
         refused = (
             ("?<=", "lookbehind (?<=...)"),
@@ -406,6 +425,28 @@ class _Parser:
             "unsupported group '(?' (flags and extensions differ between dialects)", start
         )
 
+    def _set_flags(self, on: str, off: str, start: int) -> None:
+        """Flags of Python's inline groups: ``i`` is read (``case_folding``);
+        ``s`` and ``m`` change nothing generated (a dot never writes a line
+        break, which JSON escapes; the text is written whole), nor do ``a``
+        and ``u``. Others are refused."""
+        unknown = set(on + off) - set(_READ_FLAGS)
+        if unknown:
+            raise self.error(f"unsupported regex flag {''.join(sorted(unknown))!r}", start)
+        if "i" in on:
+            self.ignore_case = True
+        if "i" in off:
+            self.ignore_case = False
+
+    def _case(self, ranges: Ranges, start: int) -> Ranges:
+        """``ranges`` as the characters from ``start`` on match, under ``(?i)`` if it is on."""
+        if not self.ignore_case:
+            return ranges
+        try:
+            return case_insensitive(ranges, self.text[start : self.pos])
+        except ValueError:
+            raise self.error("this set cannot be read case-insensitively", start) from None
+
     def _atom_escape(self) -> Node:
         start = self.pos
         self.pos += 1
@@ -414,9 +455,11 @@ class _Parser:
             self.pos += 1
             return Chars(self._generatable(_class_escape(char)[0], start))
         if char in ("p", "P"):
+            if self.ignore_case:
+                raise self.error("a Unicode property under (?i) is not supported", start)
             return Chars(self._generatable(self._property_escape(start)[0], start))
         code = self._character_escape(start, in_class=False)
-        return Chars(self._literal(code, start))
+        return Chars(self._case(self._literal(code, start), start))
 
     def _property_escape(self, start: int) -> tuple[Ranges, Ranges]:
         """``\\p{Name}`` or ``\\P{Name}`` (``self.pos`` at the letter), as ``_class_escape``."""
@@ -499,7 +542,7 @@ class _Parser:
             ranges = complement(normalize(r for item in items for r in item.wide))
         else:
             ranges = normalize(r for item in items for r in item.narrow)
-        return self._generatable(ranges, start)
+        return self._generatable(self._case(ranges, start), start)
 
     def _class_range(self) -> _ClassItem:
         first_at = self.pos
@@ -526,6 +569,8 @@ class _Parser:
                 narrow, wide = _class_escape(letter)
                 return _ClassItem(narrow, wide, None)
             if letter in ("p", "P"):
+                if self.ignore_case:
+                    raise self.error("a Unicode property under (?i) is not supported", start)
                 return _ClassItem(*self._property_escape(start), None)
             code = self._character_escape(start, in_class=True)
         else:
@@ -535,6 +580,11 @@ class _Parser:
             code = ord(char)
         single = ((code, code),)
         return _ClassItem(intersect(single, _BMP), single, code)
+
+
+_READ_FLAGS = "imsau"
+_GLOBAL_FLAGS = re.compile(r"\(\?([a-zA-Z]+)\)")
+_SCOPED_FLAGS = re.compile(r"\?([a-zA-Z]*)(?:-([a-zA-Z]+))?:")
 
 
 def _sequence_node(items: list[Node]) -> Node:

@@ -1087,13 +1087,39 @@ def test_unicode_property_escapes(pattern: str, matching: list[str], other: list
 
 
 @pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        ("(?i)^[a-z]+$", ["abc", "ABC", "aBc"], ["a1", ""]),
+        ("(?i)^(true|false)$", ["TRUE", "False"], ["yes"]),
+        ("^(?i:ab)c$", ["ABc", "abc"], ["ABC"]),
+        ("(?i)^a(?-i:b)$", ["Ab", "ab"], ["aB"]),
+        ("(?i)^[^a-z]$", ["1", "é"], ["a", "A", "\u0131"]),  # dotless i: upper-case I
+        ("(?i)^k$", ["k", "K", "\u212a"], ["x"]),  # the Kelvin sign folds to k
+        ("(?s)^a.b$", ["axb"], ["ab"]),
+        ("(?m)^ab$", ["ab"], ["abc"]),
+    ],
+)
+def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]) -> None:
+    """Not ECMA-262, but written for Python validators, which read them: under
+    (?i) a literal or class also generates the case partners both Python
+    engines match, and a negated class leaves out what case folding excludes."""
+    constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": pattern}))
+    for text in matching:
+        assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
+    for text in other:
+        assert not decoder.accepts(layout(text)), text
+    _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=30)
+
+
+@pytest.mark.parametrize(
     ("pattern", "message", "position"),
     [
         ("(a(?=b))", "lookahead", 2),
         ("a(?<!b)", "lookbehind is only supported at the end", 1),
         ("(?<n>a)", "named group", 0),
         ("(?P<n>a)", "Python-only group", 0),
-        ("(?i)a", "unsupported group", 0),
+        ("(?x)a", "unsupported regex flag 'x'", 0),
+        ("(?i)\\p{Lu}", "a Unicode property under (?i)", 4),
         ("a\\1", "backreference", 1),
         ("\\bword", "word boundary", 0),
         ("\\p{Latin}", "a script needs its key: \\p{Script=Latin}", 0),
