@@ -73,13 +73,16 @@ class ConstraintReport:
     (``title``, ``description``, ``default``, ``examples``, ``readOnly``, ...)
     and ``x-`` extensions are neither counted nor listed. ``not_enforced``
     lists, with ``strict: false`` only, the keywords that constrain but that
-    generation does not enforce (the judge still checks them).
+    generation does not enforce (the judge still checks them). ``subsets``
+    lists the keywords enforced as a subset: every output is valid, but some
+    valid values are never generated (the note says which), in either mode.
     """
 
     enforced: tuple[tuple[str, int], ...] = ()
     """(keyword, count) pairs, sorted by keyword."""
     ignored: tuple[KeywordAt, ...] = ()
     not_enforced: tuple[KeywordAt, ...] = ()
+    subsets: tuple[KeywordAt, ...] = ()
 
     @property
     def enforced_total(self) -> int:
@@ -91,7 +94,12 @@ class ConstraintReport:
         def moved(items: tuple[KeywordAt, ...]) -> tuple[KeywordAt, ...]:
             return tuple(replace(item, pointer=prefix + item.pointer) for item in items)
 
-        return replace(self, ignored=moved(self.ignored), not_enforced=moved(self.not_enforced))
+        return replace(
+            self,
+            ignored=moved(self.ignored),
+            not_enforced=moved(self.not_enforced),
+            subsets=moved(self.subsets),
+        )
 
     @staticmethod
     def combined(reports: Iterable[ConstraintReport]) -> ConstraintReport:
@@ -99,11 +107,15 @@ class ConstraintReport:
         counts: Counter[str] = Counter()
         ignored: list[KeywordAt] = []
         not_enforced: list[KeywordAt] = []
+        subsets: list[KeywordAt] = []
         for report in reports:
             counts.update(dict(report.enforced))
             ignored += report.ignored
             not_enforced += report.not_enforced
-        return ConstraintReport(tuple(sorted(counts.items())), tuple(ignored), tuple(not_enforced))
+            subsets += report.subsets
+        return ConstraintReport(
+            tuple(sorted(counts.items())), tuple(ignored), tuple(not_enforced), tuple(subsets)
+        )
 
     def summary(self) -> str:
         """One ASCII line of at most ``MAX_REPORT_SUMMARY`` characters, for a response header.
@@ -111,14 +123,22 @@ class ConstraintReport:
         e.g. ``enforced=14; ignored=2; not_enforced=0;
         ignored_at=/properties/a/nullable,/properties/b/maxmimum``: the counts,
         then the first ``REPORT_SUMMARY_POINTERS`` pointers of each listed
-        keyword, percent-encoded (RFC 3986) where not plain ASCII.
+        keyword, percent-encoded (RFC 3986) where not plain ASCII; the
+        subsets' count and pointers follow where there are any.
         """
         parts = [
             f"enforced={self.enforced_total}",
             f"ignored={len(self.ignored)}",
             f"not_enforced={len(self.not_enforced)}",
         ]
-        for name, items in (("ignored_at", self.ignored), ("not_enforced_at", self.not_enforced)):
+        if self.subsets:
+            parts.append(f"subsets={len(self.subsets)}")
+        listed = (
+            ("ignored_at", self.ignored),
+            ("not_enforced_at", self.not_enforced),
+            ("subset_at", self.subsets),
+        )
+        for name, items in listed:
             if items:
                 shown = [
                     quote(item.keyword_pointer(), safe=_HEADER_SAFE)

@@ -56,7 +56,27 @@ def test_validate_returns_the_report() -> None:
         ("nullable", "/properties/station"),
     ]
     assert "did you mean 'maximum'?" in report["ignored"][1]["note"]
-    assert report["not_enforced"] == []
+    assert report["not_enforced"] == [] and report["subsets"] == []
+
+
+def test_validate_lists_what_is_enforced_as_a_subset() -> None:
+    """Valid outputs, some valid values never generated: said, in strict mode too."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "uniqueItems": True},
+            "options": {"type": "object", "properties": {f"o{i}": {} for i in range(120)}},
+        },
+    }
+    body = _client().post("/v1/grammars/validate", json={"json_schema": schema}).json()
+    assert body["valid"] is True
+    subsets = {
+        (item["keyword"], item["pointer"]): item["note"] for item in body["report"]["subsets"]
+    }
+    assert "strings, integers, booleans and null" in subsets[("uniqueItems", "/properties/tags")]
+    assert "first 100 of its 120" in subsets[("properties", "/properties/options")]
+    summary = report_headers(compile_json_schema(schema, decoder_guard=True))[REPORT_HEADER]
+    assert "subsets=2" in summary and "subset_at=/properties/tags/uniqueItems" in summary
 
 
 UNIQUE_NUMBERS_NOTE = (
@@ -88,7 +108,12 @@ def test_validate_has_no_report_for_regexes() -> None:
 
 def test_openapi_documents_the_report() -> None:
     schemas = _client().get("/openapi.json").json()["components"]["schemas"]
-    assert set(schemas["Report"]["properties"]) == {"enforced", "ignored", "not_enforced"}
+    assert set(schemas["Report"]["properties"]) == {
+        "enforced",
+        "ignored",
+        "not_enforced",
+        "subsets",
+    }
     assert "report" in schemas["ValidateResponse"]["properties"]
 
 

@@ -129,6 +129,7 @@ class Report(BaseModel):
                         }
                     ],
                     "not_enforced": [],
+                    "subsets": [],
                 }
             ]
         }
@@ -146,6 +147,10 @@ class Report(BaseModel):
         description="strict: false only: keywords that constrain but are not enforced during "
         "generation (the output is still checked against them)."
     )
+    subsets: list[ReportedKeyword] = Field(
+        description="Keywords enforced as a subset: every output satisfies them, but some valid "
+        "values are never generated (the note says which)."
+    )
 
     @classmethod
     def of(cls, report: ConstraintReport) -> Report:
@@ -153,6 +158,7 @@ class Report(BaseModel):
             enforced=dict(report.enforced),
             ignored=[ReportedKeyword.of(item) for item in report.ignored],
             not_enforced=[ReportedKeyword.of(item) for item in report.not_enforced],
+            subsets=[ReportedKeyword.of(item) for item in report.subsets],
         )
 
 

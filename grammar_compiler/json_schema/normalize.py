@@ -146,6 +146,7 @@ class Compiler:
             enforced=tuple(sorted(enforced.items())),
             ignored=tuple(self._ignored.values()),
             not_enforced=tuple(self._not_enforced.values()),
+            subsets=tuple(KeywordAt(k, where, why) for (k, where), why in self.subsets.items()),
         )
 
     # -- reporting -------------------------------------------------------
