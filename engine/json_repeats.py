@@ -437,15 +437,26 @@ def _integers_to_avoid(top: _Container) -> Iterator[bytes]:
     if written is None:
         return
     taken = {int(item) for item in top.items if _INTEGER.fullmatch(item)}
-    texts = {str(value).encode() for value in taken} | ({b"-0"} if 0 in taken else set())
+    texts = sorted({str(value).encode() for value in taken} | ({b"-0"} if 0 in taken else set()))
     for text in texts:
         if not text.startswith(written) or text == written:
             continue
         for end in range(len(written) + 1, len(text) + 1):
-            ways = _integers_starting(text[:end], *top.integers, limit=len(taken))
+            start = text[:end]
+            if start != b"-" and _within(int(start), *top.integers) and int(start) not in taken:
+                continue  # it can end right here, as a new value
+            # Only as many ways on as taken values start so can all be taken.
+            count = bisect.bisect_left(texts, _after_prefix(start)) - bisect.bisect_left(
+                texts, start
+            )
+            ways = _integers_starting(start, *top.integers, limit=count)
             if ways and taken.issuperset(ways):
                 yield from _spaced(text[len(written) : end], top.expects_item)
                 break
+
+
+def _within(value: int, low: int | None, high: int | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
 
 
 def _integers_starting(
