@@ -27,13 +27,17 @@ container keeps the subschemas that may apply to it (through ``$ref``,
 (``properties``, else ``additionalProperties``), an item those of its
 position (``prefixItems``, else ``items``). The compiler lets
 ``uniqueItems`` through only for items that are strings, integers, booleans
-or null (``grammar_compiler.json_schema``), values that are equal exactly
+or null, or objects with a member that keeps them apart
+(``grammar_compiler.json_schema``): scalars are equal exactly
 when they are written alike, except that a string may escape a character it
 need not (``"\\u0061"`` is ``"a"``): the grammars the service compiles write
-strings plainly. Objects are kept apart by the member the compiler names
-(``UNIQUE_BY``): a required string that can always go on, whose end is
-refused where the object so far matches a finished item's (``_KeyedItem``).
-A token that holds a whole name or item after other text (``, "id"``) is
+strings plainly. A taken ``true``, ``false`` or ``null`` is kept out from
+its first letter, and an integer from the first start whose every way of
+ending in the item's range is taken (``_integers_to_avoid``: a start that
+could end as a new value never is). Objects are kept apart by the member
+the compiler names (``UNIQUE_BY``): a required string that can always go
+on, whose end is refused where the object so far matches a finished
+item's (``_KeyedItem``). A token that holds a whole name or item after other text (``, "id"``) is
 not looked into: vocabularies hold few such tokens, and finding them would
 mean searching every token's bytes each time.
 """
