@@ -53,7 +53,7 @@ from typing import Any
 
 import torch
 
-from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS, UNIQUE_BY
+from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS, UNIQUE_BY, value_key
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -279,7 +279,7 @@ class JsonOutline:
         except ValueError:
             return None
         members.pop(keyed.anchor, None)
-        return json.dumps(_comparable(members), sort_keys=True)
+        return value_key(members)
 
     def _listed_items(self, schemas: tuple[dict, ...]) -> tuple[bytes, ...] | None:
         """The texts of every value an item may take, when the item schemas list
@@ -579,18 +579,6 @@ def _item_schemas(schemas: tuple[dict, ...], index: int) -> list[Any]:
         elif isinstance(schema.get("items"), dict):
             found.append(schema["items"])
     return found
-
-
-def _comparable(value: Any) -> Any:
-    """``value`` with integral numbers as integers, so that equal JSON values
-    (``1.0`` and ``1``) dump alike."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_comparable(item) for item in value]
-    if isinstance(value, dict):
-        return {name: _comparable(item) for name, item in value.items()}
-    return value
 
 
 def _decoded_name(name: bytes | None) -> str | None:

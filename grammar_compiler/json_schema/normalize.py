@@ -119,7 +119,7 @@ class Compiler:
     @staticmethod
     def value_key(value: Any) -> str:
         """Equal JSON values (as jsonschema compares them) get equal keys."""
-        return _value_key(value)
+        return value_key(value)
 
     @property
     def not_enforced(self) -> list[str]:
@@ -268,7 +268,7 @@ class Compiler:
         origins = tuple(origins)
         kept, seen = [], set()
         for value in values:
-            key = _value_key(value)
+            key = value_key(value)
             if key not in seen:
                 seen.add(key)
                 if all(self._valid(value, schema, where) for schema, _ in origins):
@@ -280,7 +280,7 @@ class Compiler:
         if check is None:
             check = self._checks[id(schema)] = self._check_for(schema)
         listed, validator = check
-        if listed is not None and _value_key(value) not in listed:
+        if listed is not None and value_key(value) not in listed:
             return False
         try:
             return validator.is_valid(value)
@@ -288,7 +288,7 @@ class Compiler:
             raise ConstraintError(f"unresolvable $ref near {location(where)}: {err}") from None
 
     def _check_for(self, schema: Any) -> tuple[frozenset[str] | None, Validator]:
-        """The values ``enum``/``const`` list (as ``_value_key``s) and a validator for the rest.
+        """The values ``enum``/``const`` list (as ``value_key``s) and a validator for the rest.
 
         jsonschema compares a value with every listed one, so filtering an
         enum against its own schema took time quadratic in its length (a
@@ -298,9 +298,9 @@ class Compiler:
         lists = isinstance(schema, dict) and ("enum" in schema or "const" in schema)
         if not lists or ("$ref" in schema and self.draft.ref_hides_siblings):
             return None, self.validator.evolve(schema=schema)
-        keys = [{_value_key(value) for value in schema.get("enum", ())}] if "enum" in schema else []
+        keys = [{value_key(value) for value in schema.get("enum", ())}] if "enum" in schema else []
         if "const" in schema:
-            keys.append({_value_key(schema["const"])})
+            keys.append({value_key(schema["const"])})
         rest = {key: value for key, value in schema.items() if key not in ("enum", "const")}
         return frozenset(set.intersection(*keys)), self.validator.evolve(schema=rest)
 
@@ -879,7 +879,7 @@ def _ranges_apart(a: Node, b: Node) -> bool:
     return below(a.maximum, b.minimum) or below(b.maximum, a.minimum)
 
 
-def _value_key(value: Any) -> str:
+def value_key(value: Any) -> str:
     """Equal JSON values (1 and 1.0 included, true and 1 not) get equal keys."""
     return json.dumps(_numbers_normalized(value), sort_keys=True)
 
