@@ -1456,6 +1456,37 @@ def test_unique_items_of_any_value_are_kept_to_scalars(
     _assert_sound(json.dumps({**schema, "maxItems": 6}), walks=40, whole=True)
 
 
+def test_unique_tuples_of_booleans_null_and_open_strings() -> None:
+    """Each position takes more booleans and null than there are positions
+    before it, or strings that can always go on; the guard keeps a taken
+    literal out from its first letter."""
+    schema = {
+        **UNIQUE,
+        "prefixItems": [{"type": "boolean"}, {"type": "boolean"}, {"type": ["boolean", "null"]}],
+        "items": {"type": "string"},
+        "maxItems": 5,
+    }
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    for text in ("[true, false, null]", '[false, true, null, "a", "ab"]', "[true]"):
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in ("[true, true]", '[true, false, null, "a", "a"]', "[false, true, false]"):
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    _assert_sound(json.dumps(schema), walks=40, whole=True)
+
+
+@pytest.mark.parametrize(
+    "tuple_items",
+    [
+        {"prefixItems": [{"type": "boolean"}] * 3},  # the third could find both taken
+        {"prefixItems": [{"type": "boolean"}], "items": {"type": "integer"}},
+        {"prefixItems": [{"enum": ["a", "b"]}, {"type": "string"}]},
+    ],
+    ids=["three-booleans", "integer-tail", "listed-strings"],
+)
+def test_unique_tuples_the_guard_could_be_cornered_in_are_refused(tuple_items: dict) -> None:
+    assert "only items it can always keep apart" in _refused({**UNIQUE, **tuple_items}, whole=True)
+
+
 PERSON = {
     "type": "object",
     "properties": {

@@ -67,6 +67,8 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       integers, items of any value or of
                                       several scalar kinds (kept to strings,
                                       integers, booleans, null: a subset),
+                                      tuples of booleans, null and such
+                                      strings (``_tuple_kept_apart``),
                                       and objects with
                                       a required string member that can
                                       always go on (a subset: items differ

@@ -587,6 +587,10 @@ class Compiler:
                 if effective_kinds(scalars) != _kinds_written(self.definition_of(items)):
                     self.subset("uniqueItems", where, _SCALAR_ITEMS_WHY)
                 items, distinct = scalars, math.inf
+        if unique and self.decoder_guard and prefix:
+            tail = None if items is None else self.definition_of(items)
+            if _tuple_kept_apart([self.definition_of(node) for node in prefix], tail):
+                distinct = math.inf
         min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
@@ -1072,6 +1076,39 @@ def _scalar_fields(node: Node) -> dict[str, Any]:
         "multiple_of": node.multiple_of,
         "decimal_step": node.decimal_step,
     }
+
+
+def _tuple_kept_apart(prefix: list[Node | None], tail: Node | None) -> bool:
+    """Whether the decoder keeps a unique tuple's items apart: each position
+    holds strings that can always go on, or booleans and null, more of them
+    than the positions before it (so earlier items cannot take them all);
+    further items are strings that can always go on, or none (no ``items``
+    after a prefix closes the tuple as rendered, as ``items: false`` does)."""
+    for index, node in enumerate(prefix):
+        literals = _literal_count(node)
+        if literals is None and not _open_strings(node):
+            return False
+        if literals is not None and literals <= index:
+            return False
+    return tail is None or tail.never is not None or _open_strings(tail)
+
+
+def _literal_count(node: Node | None) -> int | None:
+    """How many values a schema of booleans and null alone allows; None for any other."""
+    if (
+        node is None
+        or node.kinds is None
+        or not node.kinds
+        or not node.kinds <= {"boolean", "null"}
+    ):
+        return None
+    if replace(node, kinds=None) != Node(where=node.where, origins=node.origins):
+        return None
+    return 2 * ("boolean" in node.kinds) + ("null" in node.kinds)
+
+
+def _open_strings(node: Node | None) -> bool:
+    return node is not None and node.kinds == {"string"} and distinct_values(node) == math.inf
 
 
 def _plain_integers(node: Node | None) -> bool:
