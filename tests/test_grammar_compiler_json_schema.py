@@ -1507,6 +1507,8 @@ def test_unique_objects_are_kept_apart_by_a_required_open_string() -> None:
     constraint, decoder = _compiled(json.dumps(schema), whole=True)
     assert constraint.not_enforced == ()
     assert json.loads(constraint.value)["x-unique-items-by"] == "name"
+    assert constraint.report is not None
+    assert [item.keyword for item in constraint.report.subsets] == ["uniqueItems"]
     for text in (
         '[{"name": "a", "on": true}, {"name": "ab", "on": true}]',
         '[{"age": 1, "name": "a", "on": true}, {"age": 2, "name": "a", "on": true}]',

@@ -579,7 +579,13 @@ class Compiler:
             if listed is not None:  # a bounded pattern's strings, kept apart as listed values
                 items = listed
                 distinct = len(listed.enum or ())
-            elif unique_anchor(self.definition_of(items)) is not None:
+            elif (anchor := unique_anchor(self.definition_of(items))) is not None:
+                self.subset(
+                    "uniqueItems",
+                    where,
+                    f"items are kept apart by {anchor!r} and the members before it: two that "
+                    "differ only after it are not both written",
+                )
                 distinct = math.inf
             elif _plain_integers(self.definition_of(items)):
                 distinct = _integer_span(self.definition_of(items)) or math.inf
