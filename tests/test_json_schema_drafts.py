@@ -388,6 +388,31 @@ def test_an_unknown_metaschema_is_read_by_the_keywords_and_reported() -> None:
     _assert_agrees(old, ['{"a": 1}'], ['{"a": 2}'])
 
 
+@pytest.mark.parametrize(
+    ("encoding", "good", "bad"),
+    [
+        ("base64", ['""', '"aGk="', '"aGk+Lw=="'], ['"a"', '"aGk"', '"a!=="']),
+        ("base32", ['"NBUQ===="', '""'], ['"nbuq===="', '"NBU"']),
+        ("base16", ['"CAFE"'], ['"CAF"', '"cafe"']),
+    ],
+)
+def test_draft_07_content_encoding_alone_is_written_as_text_that_decodes(
+    encoding: str, good: list[str], bad: list[str]
+) -> None:
+    """Draft-07 lets a validator decode the string; RFC 4648's alphabets are
+    patterns. With contentMediaType too (what the bytes are) it stays refused."""
+    _assert_agrees({"$schema": D07, "type": "string", "contentEncoding": encoding}, good, [])
+    constraint = compile_json_schema(
+        {"$schema": D07, "type": "string", "contentEncoding": encoding}
+    )
+    decoder = Decoder(constraint.value)
+    for text in bad:
+        assert not decoder.accepts(text), text
+    typed = {"$schema": D07, "contentEncoding": encoding, "contentMediaType": "image/png"}
+    assert "keyword 'contentEncoding'" in _refused(typed)  # the bytes' type is not checked
+    assert "contentEncoding" in _refused({"$schema": D07, "contentEncoding": "quoted-printable"})
+
+
 @pytest.mark.parametrize("uri", [D04, D06, D07])
 def test_the_drafts_own_metaschema_is_read_from_the_bundled_copy(uri: str) -> None:
     """A schema that holds a schema names its draft's metaschema; jsonschema

@@ -162,8 +162,10 @@ $ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
 $dynamicRef, $recursiveRef  partly    as $ref in a document of one resource (no
                                       embedded $id): the dynamic scope is then
                                       always the document
-contentEncoding,            not       draft-07 only (a validator may check them);
-contentMediaType                      annotations in every other draft
+contentEncoding,            partly    draft-07 only (a validator may check them;
+contentMediaType                      annotations in every other draft): base64,
+                                      base32 or base16 alone as a pattern
+                                      (``keywords.ENCODED_ALPHABETS``)
 annotations                 ignored   title, description, default, examples,
                                       deprecated, readOnly, ..., x-*: not listed
 unknown keywords            ignored   constrain nothing per JSON Schema (and for

@@ -49,6 +49,25 @@ CONTENT_ASSERTIONS = {
     "generation cannot enforce (from 2019-09 on it is an annotation)",
 }
 """Annotations in every other draft; assertions a draft-07 validator may make."""
+ENCODED_ALPHABETS = {
+    "base64": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+    "base32": "^(?:[A-Z2-7]{8})*"
+    "(?:[A-Z2-7]{2}======|[A-Z2-7]{4}====|[A-Z2-7]{5}===|[A-Z2-7]{7}=)?$",
+    "base16": "^(?:[0-9A-F]{2})*$",
+}
+"""RFC 4648's encodings as patterns: draft-07's ``contentEncoding`` alone (no
+``contentMediaType``, which would ask what the decoded bytes are) is enforced
+by writing only text that decodes."""
+
+
+def content_pattern(schema: dict) -> str | None:
+    """The pattern that enforces a draft-07 schema's ``contentEncoding``, if one does."""
+    encoding = schema.get("contentEncoding")
+    if "contentMediaType" in schema or not isinstance(encoding, str):
+        return None
+    return ENCODED_ALPHABETS.get(encoding.lower())
+
+
 COMPOSITION = ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")
 
 _OPENAPI = "an OpenAPI keyword, not JSON Schema's; JSON Schema ignores it"

@@ -43,6 +43,7 @@ from grammar_compiler.json_schema.keywords import (
     ANNOTATIONS,
     COMPOSITION,
     CONTENT_ASSERTIONS,
+    content_pattern,
     ignored_note,
 )
 from grammar_compiler.json_schema.nodes import (
@@ -202,8 +203,9 @@ class Compiler:
         if hidden:
             return view  # the siblings are ignored (``_report_hidden_siblings``)
         if self.draft.asserts_content and not ("enum" in view or "const" in view):
-            for key in CONTENT_ASSERTIONS.keys() & view.keys():
-                self.unenforceable(key, where, CONTENT_ASSERTIONS[key])
+            for key in (key for key in CONTENT_ASSERTIONS if key in view):
+                if key != "contentEncoding" or content_pattern(view) is None:
+                    self.unenforceable(key, where, CONTENT_ASSERTIONS[key])
         return view
 
     # -- schemas ---------------------------------------------------------
@@ -482,6 +484,9 @@ class Compiler:
                 self.unenforceable("pattern", where, f"{err.message}{at}")
             else:
                 regexes.append(Regex(regex, "pattern", where))
+        encoded = content_pattern(schema) if self.draft.asserts_content else None
+        if encoded is not None:
+            regexes.append(Regex(ecma_regex.parse_pattern(encoded), "contentEncoding", where))
         return replace(
             node,
             min_length=int(schema.get("minLength", 0)),
