@@ -183,9 +183,11 @@ Limits: ``MAX_SCHEMA_BYTES``, ``MAX_DEPTH``, ``MAX_ENUM_VALUES``,
 ``MAX_PRODUCT_BRANCHES`` of a union distributed into another, and
 ``MAX_DISTRIBUTED_SUBSCHEMAS`` once sibling keywords are copied into the
 branches (``normalize``), ``MAX_REWRITE_BRANCHES`` per rewrite
-(``branching``), ``MAX_OPTIONAL_PROPERTIES`` per object and
-``MAX_OPTIONAL_PROPERTIES_SQUARED`` over all, and no part may need more than
-``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``).
+(``branching``), and no part may need more than
+``shortest.MAX_SHORTEST_OUTPUT`` characters (``size``); an object writes at
+most ``MAX_OPTIONAL_PROPERTIES`` optional properties, fewer where their
+squares summed over all objects would pass ``MAX_OPTIONAL_PROPERTIES_SQUARED``
+(a subset, reported).
 The judge (``json_judge``) validates the output with ``jsonschema`` against
 the original schema.
 
@@ -242,6 +244,7 @@ from grammar_compiler.json_schema.size import (
     MAX_OPTIONAL_PROPERTIES,
     MAX_OPTIONAL_PROPERTIES_SQUARED,
     check_output_size,
+    optional_property_cap,
 )
 
 PATTERN_TESTS_BUDGET_S = 2.0
@@ -307,6 +310,7 @@ def compile_json_schema(
         with bounded_regex.deadline(PATTERN_TESTS_BUDGET_S):
             root = compiler.node(document, "")
             check_output_size(root, compiler.definitions)
+            compiler.optional_cap = optional_property_cap(root, compiler.definitions)
             canonical = keep_property_orders_apart(Renderer(compiler).render_document(root))
     except TimeoutError:  # jsonschema filtering listed values by a pattern
         raise ConstraintError(

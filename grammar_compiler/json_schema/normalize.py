@@ -69,6 +69,7 @@ from grammar_compiler.json_schema.numbers import (
 )
 from grammar_compiler.json_schema.pointers import escape_token, location
 from grammar_compiler.json_schema.refs import RefIndex, RemoteRef
+from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 from grammar_compiler.regex_emit import always_extendable, finite_texts
 
 MAX_BRANCHES = 1000
@@ -113,6 +114,7 @@ class Compiler:
         self._synthetic: dict[int, Any] = {}
         self.losses = 0  # values a merge had to leave out (``joined_regexes``)
         self.subsets: dict[tuple[str, str], str] = {}  # (keyword, where) -> what its rewrite loses
+        self.optional_cap = MAX_OPTIONAL_PROPERTIES  # optional properties an object writes (size)
         self.uses_unevaluated = '"unevaluated' in json.dumps(document)  # (a safe overestimate)
         self._union_labels: dict[int, tuple[Node, str]] = {}
         self._subschema_counts: dict[int, tuple[Node, int]] = {}

@@ -36,7 +36,6 @@ from grammar_compiler.json_schema.normalize import (
 )
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
-from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 
 MAX_MULTIPLE_OF = 1024
 """Largest integer step xgrammar enforces (probed: 1025 is ignored)."""
@@ -545,21 +544,22 @@ class Renderer:
         return counted
 
     def _optional_left_out(self, node: Node) -> frozenset[str]:
-        """The optional properties past the first ``MAX_OPTIONAL_PROPERTIES``
-        (declared order), which are not written: xgrammar's compile time grows
-        with the square of an object's optional properties. Leaving some out
-        is a subset (an object never needs them), where refusing would lose
-        the config-file schemas that declare hundreds of options."""
+        """The optional properties past the first ``optional_cap`` (declared
+        order; ``size.optional_property_cap``), which are not written:
+        xgrammar's compile time grows with the square of an object's optional
+        properties. Leaving some out is a subset (an object never needs
+        them), where refusing would lose the config-file schemas that declare
+        hundreds of options."""
         optional = [name for name in node.properties if name not in node.required]
-        if len(optional) <= MAX_OPTIONAL_PROPERTIES:
+        cap = self.compiler.optional_cap
+        if len(optional) <= cap:
             return frozenset()
         self.compiler.subset(
             "properties",
             node.where,
-            f"only the first {MAX_OPTIONAL_PROPERTIES} of its {len(optional)} optional "
-            "properties are written",
+            f"only the first {cap} of its {len(optional)} optional properties are written",
         )
-        return frozenset(optional[MAX_OPTIONAL_PROPERTIES:])
+        return frozenset(optional[cap:])
 
     def _pattern_names(self, node: Node) -> tuple[dict, Any] | None:
         """``propertyNames`` and ``additionalProperties`` that write undeclared

@@ -1,5 +1,6 @@
 """Output size and compile cost: no part may need more than ``MAX_SHORTEST_OUTPUT`` characters,
-the objects not too many optional properties together (``MAX_OPTIONAL_PROPERTIES_SQUARED``)."""
+and the objects write no more optional properties together than xgrammar compiles quickly
+(``optional_property_cap``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import json
 from collections.abc import Iterator, Mapping
 
 from grammar_compiler import ecma_regex
-from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema.nodes import KINDS, Node, children
 from grammar_compiler.json_schema.pointers import location
 from grammar_compiler.shortest import (
@@ -25,10 +25,11 @@ MAX_OPTIONAL_PROPERTIES = 100
 demo's 4096-token vocabulary, xgrammar 0.2.8, integer values: 100 take 0.2 s, 250 take
 1.4 s, 400 take 3.4 s; on Llama 3's 128k vocabulary 0.02, 0.05 and 0.12 s)."""
 MAX_OPTIONAL_PROPERTIES_SQUARED = 30_000
-"""The squares of each object's written optional properties, summed over all objects:
-the cost measured on the demo vocabulary (four objects of 90, 32,400: 0.7 s; 40 objects
-of 50, 100,000: 2.6 s). Many small objects, such as the branches of a large tagged
-union, cost little."""
+"""The squares of each object's written optional properties, summed over all objects
+(``optional_property_cap`` lowers what each object writes to stay within): the cost
+measured on the demo vocabulary (four objects of 90, 32,400: 0.7 s; 40 objects of 50,
+100,000: 2.6 s). Many small objects, such as the branches of a large tagged union,
+cost little."""
 
 
 # The shortest JSON text of each kind: null, true, 0, 0 (a lower bound is enough).
@@ -47,22 +48,32 @@ def check_output_size(root: Node, definitions: dict[str, Node]) -> None:
         {name: list(_refs(node)) for name, node in definitions.items()},
         lambda name, known: _shortest(definitions[name], known, check=False),
     )
-    squares = 0
     for node in (root, *definitions.values()):
         _shortest(node, lengths, check=True)
-        squares += _optional_squares(node)
-    if squares > MAX_OPTIONAL_PROPERTIES_SQUARED:
-        raise ConstraintError(
-            f"the schema's objects have too many optional properties: the squares of their "
-            f"counts add up to {squares} (at most {MAX_OPTIONAL_PROPERTIES_SQUARED}); "
-            "xgrammar's compile time grows with them: require some"
-        )
 
 
-def _optional_squares(node: Node) -> int:
-    """Written optional properties of ``node`` and of its parts, squared and summed."""
-    optional = min(len(node.properties.keys() - node.required), MAX_OPTIONAL_PROPERTIES)
-    return optional**2 + sum(_optional_squares(child) for child in children(node))
+def optional_property_cap(root: Node, definitions: dict[str, Node]) -> int:
+    """How many optional properties each object writes (the renderer leaves out the
+    rest, a subset): ``MAX_OPTIONAL_PROPERTIES``, or fewer where the objects' written
+    counts, squared and summed, would pass ``MAX_OPTIONAL_PROPERTIES_SQUARED``
+    (schemas that inline large trees, such as Kubernetes resources, are served
+    with their objects' first options rather than refused)."""
+    counts = [count for node in (root, *definitions.values()) for count in _optional_counts(node)]
+    low, high = 0, MAX_OPTIONAL_PROPERTIES
+    while low < high:  # the largest cap whose squares fit
+        middle = (low + high + 1) // 2
+        if sum(min(count, middle) ** 2 for count in counts) <= MAX_OPTIONAL_PROPERTIES_SQUARED:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _optional_counts(node: Node) -> Iterator[int]:
+    """The optional properties of ``node`` and of each of its parts."""
+    yield len(node.properties.keys() - node.required)
+    for child in children(node):
+        yield from _optional_counts(child)
 
 
 def _refs(node: Node) -> Iterator[str]:
