@@ -59,6 +59,7 @@ from grammar_compiler.cfg_tree import (
     sequence_of,
     unfinishable_message,
 )
+from grammar_compiler.code_points import minus
 from grammar_compiler.ebnf_writer import write_ebnf
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.lark_writer import bnf_judge
@@ -471,24 +472,11 @@ def _characters(node: Node, rules: dict[str, Node], seen: set[str]) -> CharSet |
 
 
 def _positive(node: CharSet) -> CharSet:
-    return node if not node.negated else _difference(_ANY, CharSet(node.ranges))
+    return node if not node.negated else CharSet(minus(_ANY.ranges, node.ranges))
 
 
 def _difference(base: CharSet, excluded: CharSet) -> CharSet:
-    left, right = _positive(base).ranges, _positive(excluded).ranges
-    kept: list[tuple[int, int]] = []
-    for low, high in left:
-        for cut_low, cut_high in right:
-            if cut_high < low or cut_low > high:
-                continue
-            if cut_low > low:
-                kept.append((low, cut_low - 1))
-            low = max(low, cut_high + 1)
-            if low > high:
-                break
-        if low <= high:
-            kept.append((low, high))
-    return CharSet(merge_ranges(kept))
+    return CharSet(minus(_positive(base).ranges, _positive(excluded).ranges))
 
 
 def _outside_terminals(text: str) -> str:

@@ -44,6 +44,7 @@ from grammar_compiler.cfg_tree import (
 from grammar_compiler.cfg_tree import (
     Sequence as Concatenation,
 )
+from grammar_compiler.code_points import minus
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.token_edges import positive_ranges
 
@@ -144,7 +145,7 @@ def _before_one_character(tree: Node) -> Node | None:
     each, stop = _character_ranges(repeat.item), _character_ranges(last)
     if each is None or stop is None or not all(_fixed(item) for item in head):
         return None
-    rest = CharSet(_without(each, stop))
+    rest = CharSet(minus(each, stop))
     more = None if repeat.high is None else repeat.high - repeat.low
     body = [*head, Repeat(repeat.item, repeat.low, repeat.low), Repeat(rest, 0, more), last]
     return Concatenation(tuple(item for item in body if item != Text("")))
@@ -170,24 +171,6 @@ def _fixed(node: Node) -> bool:
     if isinstance(node, Concatenation):
         return all(_fixed(item) for item in node.items)
     return isinstance(node, Text) or _character_ranges(node) is not None
-
-
-def _without(
-    ranges: tuple[tuple[int, int], ...], removed: tuple[tuple[int, int], ...]
-) -> tuple[tuple[int, int], ...]:
-    kept = []
-    for low, high in ranges:
-        for cut_low, cut_high in removed:
-            if cut_high < low or cut_low > high:
-                continue
-            if cut_low > low:
-                kept.append((low, cut_low - 1))
-            low = cut_high + 1
-            if low > high:
-                break
-        if low <= high:
-            kept.append((low, high))
-    return tuple(kept)
 
 
 # ---------------------------------------------------------------------------
