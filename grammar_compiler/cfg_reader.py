@@ -10,6 +10,8 @@ column, so both languages report the same mistakes the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from grammar_compiler.cfg_tree import (
     MAX_ALTERNATIVES,
     MAX_CODE_POINT,
@@ -33,6 +35,11 @@ _CLASS_ESCAPES = {**_SIMPLE_ESCAPES, "[": "[", "]": "]", "-": "-", "^": "^"}
 _HEX_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _QUANTIFIERS = {"*": (0, None), "+": (1, None), "?": (0, 1)}
+_SURROGATE = "a surrogate code point cannot occur in text"
+
+
+class EscapeError(ConstraintError):
+    """A backslash escape that is not one: unknown, short of digits, or past U+10FFFF."""
 
 
 class RuleLimits:
@@ -89,6 +96,8 @@ class RuleReader(RuleLimits):
     RULE_EXAMPLE = "name ::= ..."
     COMMENTS: tuple[str, ...] = ("#",)
     EMPTY_CLASS_ALLOWED = True
+    ESCAPES = True
+    """Whether a backslash in a string or class starts an escape (classic BNF has none)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -120,11 +129,22 @@ class RuleReader(RuleLimits):
     def on_hex_escape(self, offset: int, letter: str, digits: str) -> None:
         """Called for each ``\\x``, ``\\u`` and ``\\U`` escape read."""
 
+    def sequence_ends(self) -> bool:
+        """Whether the sequence being read ends at ``pos``."""
+        return self.at_end() or self.peek() in "|)" or self.rule_start_at(self.pos)
+
+    def skip_rule_end(self) -> None:
+        """Languages that may close a rule with a mark (``;``) skip it here."""
+
     # -- positions and errors ---------------------------------------------------
 
     def error(self, message: str, offset: int | None = None) -> ConstraintError:
         line, column = line_column(self.text, self.pos if offset is None else offset)
         return ConstraintError(message, line=line, column=column)
+
+    def escape_error(self, message: str, offset: int) -> EscapeError:
+        line, column = line_column(self.text, offset)
+        return EscapeError(message, line=line, column=column)
 
     def at_end(self) -> bool:
         return self.pos >= len(self.text)
@@ -177,6 +197,7 @@ class RuleReader(RuleLimits):
             name, offset = self._rule_head()
             self.admit_rule(rules, name, offset)
             rules[name] = self.choice("'::='")
+            self.skip_rule_end()
             self.skip_blank()
             if not self.at_end():
                 if self.peek() == ")":
@@ -210,27 +231,32 @@ class RuleReader(RuleLimits):
     def sequence(self, after: str) -> Node:
         begin = self.pos
         items: list[Node] = []
+        spaced_before: list[bool] = []
         while True:
             spaced = self.skip_blank()
-            if self._sequence_ends():
+            if self.sequence_ends():
                 break
             start = self.pos
-            item = self.quantified(self.element(), start)
-            if items and spaced:
-                items.extend(self.separator())
-            items.append(item)
+            items.append(self.quantified(self.element(), start))
+            spaced_before.append(spaced)
         if not items:
             return self.empty_alternative(begin, after)
-        return sequence_of(items)
+        return sequence_of(self.joined(items, spaced_before))
+
+    def joined(self, items: list[Node], spaced_before: list[bool]) -> list[Node]:
+        """A sequence's items with what the whitespace between them stands for."""
+        joined: list[Node] = []
+        for index, item in enumerate(items):
+            if index and spaced_before[index]:
+                joined.extend(self.separator())
+            joined.append(item)
+        return joined
 
     def empty_alternative(self, offset: int, after: str) -> Node:
         """An alternative with nothing in it, which began at ``offset``."""
         bar = after == "'|'" or self.peek() == "|"
         hint = ' (write "" for the empty string)' if bar else ""
         raise self.error(f"expected something to match after {after}{hint}")
-
-    def _sequence_ends(self) -> bool:
-        return self.at_end() or self.peek() in "|)" or self.rule_start_at(self.pos)
 
     def element(self) -> Node:
         char = self.peek()
@@ -244,23 +270,38 @@ class RuleReader(RuleLimits):
             raise self.error(f"{char!r} must directly follow the symbol it repeats")
         return self.symbol()
 
-    def group(self) -> Node:
+    def group(self, closer: str = ")") -> Node:
+        """The choice between the bracket at ``pos`` and its ``closer``."""
         opening = self.pos
+        bracket = self.peek()
         if self._depth == MAX_NESTING:
             raise self.error(f"groups nested too deeply (limit MAX_NESTING = {MAX_NESTING})")
         self._depth += 1
         self.pos += 1
         self.skip_blank()
-        if self.peek() == ")":
+        if self.peek() == closer:
             self.pos += 1
             self._depth -= 1
             return self.empty_group(opening)
-        body = self.choice("'('")
-        if self.peek() != ")":
-            raise self.error("'(' is never closed", opening)
+        body = self.choice(f"{bracket!r}")
+        if self.peek() != closer:
+            raise self.error(f"{bracket!r} is never closed", opening)
         self.pos += 1
         self._depth -= 1
         return body
+
+    def attempt(self, read: Callable[[], Node]) -> Node | ConstraintError:
+        """What ``read`` returns, or its error with the reader put back as it was.
+
+        For a construct with two readings (the BNF dialect's ``[...]``: an
+        optional group or a character class), so the second can be tried.
+        """
+        saved = (self.pos, self._depth, self.alternatives)
+        try:
+            return read()
+        except ConstraintError as error:
+            self.pos, self._depth, self.alternatives = saved
+            return error
 
     def quantified(self, item: Node, start: int) -> Node:
         self.skip_blank_before_quantifier()
@@ -351,7 +392,7 @@ class RuleReader(RuleLimits):
         """One character of a string or class, escapes decoded."""
         start = self.pos
         char = self.text[start]
-        if char != "\\":
+        if char != "\\" or not self.ESCAPES:
             self.pos += 1
             return _checked(self, char, start)
         letter = self.peek(start + 1)
@@ -361,19 +402,21 @@ class RuleReader(RuleLimits):
         width = _HEX_ESCAPE_DIGITS.get(letter)
         if width is None:
             shown = "\\" + letter if letter else "\\"
-            raise self.error(f"unsupported escape {shown!r}", start)
+            raise self.escape_error(f"unsupported escape {shown!r}", start)
         digits = self.text[start + 2 : start + 2 + width]
         if len(digits) != width or not set(digits) <= _HEX_DIGITS:
-            raise self.error(f"escape '\\{letter}' needs exactly {width} hex digits", start)
+            raise self.escape_error(f"escape '\\{letter}' needs exactly {width} hex digits", start)
         code = int(digits, 16)
         if code > MAX_CODE_POINT:
-            raise self.error(f"escape '\\{letter}{digits}' is beyond U+10FFFF", start)
+            raise self.escape_error(f"escape '\\{letter}{digits}' is beyond U+10FFFF", start)
+        if SURROGATES[0] <= code <= SURROGATES[1]:
+            raise self.escape_error(_SURROGATE, start)
         self.on_hex_escape(start, letter, digits)
         self.pos = start + 2 + width
-        return _checked(self, chr(code), start)
+        return chr(code)
 
 
 def _checked(reader: RuleReader, char: str, offset: int) -> str:
     if SURROGATES[0] <= ord(char) <= SURROGATES[1]:
-        raise reader.error("a surrogate code point cannot occur in text", offset)
+        raise reader.error(_SURROGATE, offset)
     return char

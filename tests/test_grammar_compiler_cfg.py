@@ -353,6 +353,64 @@ def test_bnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
     _assert_agrees(_Compiled(grammar, "bnf"), good, bad)
 
 
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param(
+            "<s> ::= <subject> <verb>\n<subject> ::= I | you\n<verb> ::= run | 42",
+            ["I run", "you 42"],
+            ["Irun", "I  run", "subject run"],
+            id="bare-words-are-literals",
+        ),
+        pytest.param(
+            "<n> ::= <d> { <d> }\n<d> ::= 0 | 1",
+            ["0", "1 0", "1 0 1"],
+            ["10", "0 ", "1 01"],
+            id="repetition-group-spaced",
+        ),
+        pytest.param(
+            "<n> ::= <d>{<d>}\n<d> ::= 0 | 1", ["0", "10", "101"], ["1 0"], id="repetition-touching"
+        ),
+        pytest.param(
+            "<n> ::= if <c> then <s> [ else <s> ]",
+            ["if c then s", "if c then s else s"],
+            ["if c then s ", "if c then selse s"],
+            id="optional-group-takes-the-space-before",
+        ),
+        pytest.param(
+            '<n> ::= [ "+" | "-" ] [ "~" ] <d>',
+            ["+ ~ d", "- d", "~ d", "d"],
+            ["+d", " d", "+  d"],
+            id="leading-groups-take-the-space-after",
+        ),
+        pytest.param(
+            '<l> ::= "(" [ <i> { "," <i> } ] ")"\n<i> ::= x',
+            ["( )", "( x )", "( x , x , x )"],
+            ["()", "( x, x )"],
+            id="nested-groups",
+        ),
+        pytest.param('<s> ::= [ \\t]"x"', [" x", "\tx"], ["x"], id="spaced-class-is-a-class"),
+        pytest.param('<s> ::= [ a-z]"x"', [" x", "bx"], ["x"], id="class-when-not-a-group"),
+        pytest.param("<s> ::= [\"']x", ['"x', "'x"], ["x"], id="quote-class"),
+        pytest.param(
+            '<s> ::= [a-z]+ ; # note\n<t> ::= "T" ;',
+            ["abc"],
+            ["T", "abc;"],
+            id="semicolon-ends-rule",
+        ),
+        pytest.param(
+            '<symbol> ::= "\\" | "]" | "x"',
+            ["\\", "]", "x"],
+            ['"', "\\x"],
+            id="classic-bnf-backslash-is-literal",
+        ),
+    ],
+)
+def test_bnf_textbook_readings(grammar: str, good: list[str], bad: list[str]) -> None:
+    """BNF pasted from textbooks, Wikipedia and the ALGOL report reads as its authors meant."""
+    _assert_agrees(_Compiled(grammar, "bnf"), good, bad)
+
+
 BNF_ERRORS = [
     ("", "the grammar is empty", 1, 1),
     ("# only a comment", "the grammar is empty", 1, 17),
@@ -371,18 +429,22 @@ BNF_ERRORS = [
     ('<start> ::= "a"\n<start> ::= "b"', "rule <start> is defined twice (first at line 1)", 2, 1),
     ('<start> := "a"', "expected '::=' after <start>", 1, 9),
     ('start ::= "a"', "expected a rule (<name> ::= ...)", 1, 1),
-    ('<start> ::= "a" ;', "unexpected ';'", 1, 17),
+    ('<start> ::= "a" ; "b"', "unexpected ';'", 1, 17),
     ('<start> ::= "a" *', "'*' must directly follow the symbol it repeats", 1, 17),
     ("<start> ::= *", "'*' must directly follow", 1, 13),
     ('<start> ::= "a"{3,1}', "bounds reversed", 1, 16),
     (f'<start> ::= "a"{{{MAX_REPEAT + 1}}}', "above MAX_REPEAT", 1, 16),
-    ('<start> ::= "a"{x}', "expected a number", 1, 17),
+    ('<start> ::= "a"{,2}', "expected a number", 1, 17),
+    ('<start> ::= "a" {2}', "'{' must directly follow the symbol it repeats", 1, 17),
+    ('<start> ::= [ "a" ', "'[' is never closed", 1, 13),
+    ('<start> ::= { "a" ', "'{' is never closed", 1, 13),
+    ('<start> ::= "a" }', "unexpected '}'", 1, 17),
+    ("<start> ::= {}", 'empty group "{}"', 1, 13),
     ("<start> ::= ()", "empty group", 1, 13),
     ("<start> ::= []", "matches no character", 1, 13),
     ('<start> ::= <start> "x"', "rule <start> matches no text", 1, 1),
     ("<start> ::= /* never closed", "comment '/*' is never closed", 1, 13),
     ("<start> ::= <a", "'<' does not start a name", 1, 13),
-    ("<start> ::= word", "bare word 'word'", 1, 13),
     ('<start> ::= "é" )', "')' has no matching '('", 1, 17),
 ]
 
