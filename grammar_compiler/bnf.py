@@ -21,12 +21,12 @@ comments from ``#`` or ``//`` to the end of the line and ``/* ... */``. The
 start rule is ``<start>`` if defined, otherwise the first rule.
 
 BNF as textbooks and the ALGOL report write it is read too, since grammars
-are pasted from there: a bare word is a literal (``<digit> ::= 0 | 1``,
-``<stmt> ::= if <cond> then <stmt>``); EBNF's ``[ ... ]`` is an optional
-group and ``{ ... }`` a repetition of zero or more (a ``[`` is a character
-class where what follows it is not a reference, string or group, or does
-not read as one: ``[a-z]``, ``[ \\t]``); a ``;`` may end a rule. A grammar
-that reads only with its backslashes taken literally (classic BNF has no
+are pasted from there: a bare word or symbol is a literal (``<digit> ::= 0
+| 1``, ``<s> ::= if <c> then <v> := <e>``); EBNF's ``[ ... ]`` is an
+optional group and ``{ ... }`` a repetition of zero or more (a ``[`` is a
+character class where what follows it is not a reference, string or group,
+or does not read as one: ``[a-z]``, ``[ \\t]``); a ``;`` may end a rule. A
+grammar that reads only with its backslashes taken literally (classic BNF has no
 escapes: ``<symbol> ::= "\\" | "]"``) is read that way.
 
 Rejected with line and column: text that is not a rule, a name defined twice
@@ -64,6 +64,10 @@ from grammar_compiler.xgrammar_errors import xgrammar_complaint
 
 START = "start"
 _BARE_WORD = re.compile(r"\w+")
+_NAME_OR_STRING = re.compile(r"""<[^<>\s][^<>\r\n]*>|["']""")
+_BARE_SYMBOLS = re.compile(r"""(?:[^\s|()\[\]{}<>"'#*+?;/]|/(?![/*]))+|;""")
+"""A bare terminal as the ALGOL report writes them (``:=``, ``Sr.``, ``;``):
+anything up to a space or a character with a meaning here."""
 _COUNT = re.compile(r"\{[ \t]*[\d,][\d, \t]*\}")
 """A repetition count (``{2}``, ``{1, 3}``), as opposed to EBNF's ``{ ... }`` group."""
 _SPACE = Text(" ")
@@ -133,10 +137,10 @@ class _BnfReader(RuleReader):
                 raise self.error("'<' does not start a name like <name> on this line")
             if self.peek() == ")":
                 raise self.error("')' has no matching '('")
-            word = _BARE_WORD.match(self.text, self.pos)
-            if word:
-                self.pos = word.end()
-                return Text(word.group())
+            bare = _BARE_SYMBOLS.match(self.text, self.pos)
+            if bare:
+                self.pos = bare.end()
+                return Text(bare.group())
             raise self.error(f"unexpected {self.peek()!r}")
         name, self.pos = found
         return Ref(name)
@@ -188,7 +192,12 @@ class _BnfReader(RuleReader):
         return joined
 
     def _may_open_optional(self) -> bool:
-        """Whether the ``[`` at ``pos`` may open EBNF's optional group rather than a class."""
+        """Whether the ``[`` at ``pos`` may open EBNF's optional group rather than a class.
+
+        It may where a reference, string or group follows it, or a word after a
+        space with a reference or string before the next ``]`` (``[ else <s> ]``);
+        ``[ -~]`` and ``[ a-z]`` stay classes.
+        """
         inside = self.pos + 1
         spaced = self.peek(inside) in (" ", "\t")
         while self.peek(inside) in (" ", "\t"):
@@ -196,7 +205,10 @@ class _BnfReader(RuleReader):
         first = self.peek(inside)
         if first in self.QUOTES or first in "({" or self.rule_name_at(inside) is not None:
             return True
-        return spaced and _BARE_WORD.match(self.text, inside) is not None
+        if not spaced or _BARE_WORD.match(self.text, inside) is None:
+            return False
+        line_end = self.text.find("]", inside)
+        return _NAME_OR_STRING.search(self.text, inside, max(line_end, inside)) is not None
 
     def quantified(self, item: Node, start: int) -> Node:
         if self.peek() == "{" and not _COUNT.match(self.text, self.pos):

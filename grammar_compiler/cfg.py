@@ -2,8 +2,8 @@
 
 ``compile_grammar`` hands the text to the module for its format (``bnf``,
 ``gbnf`` — also as ``ebnf``, xgrammar's name for the same syntax —,
-``lark_grammar``, and ``iso_ebnf`` for ``iso-ebnf`` and ``w3c-ebnf``) and
-returns its ``CanonicalConstraint``. With
+``lark_grammar``, ``iso_ebnf`` for ``iso-ebnf`` and ``w3c-ebnf``, and ``abnf``
+for RFC 5234's ABNF) and returns its ``CanonicalConstraint``. With
 ``grammar_format="auto"`` the format is recognised from the first line that
 defines something (blank lines and comment lines carry no signature):
 
@@ -12,7 +12,8 @@ defines something (blank lines and comment lines carry no signature):
 * ``name:``, ``NAME:``, ``?name:``, ``name.2:``, ``tool-call:`` or a
   ``%import``/``%ignore``/``%llguidance`` statement — Lark (llguidance's
   dialect included);
-* ``name =`` — ISO/IEC 14977 or Wirth's EBNF (``iso_ebnf``). A ``name ::=``
+* ``name =`` — ISO/IEC 14977 or Wirth's EBNF (``iso_ebnf``), else ABNF
+  (no ``;`` ends its rules, and ``/`` separates alternatives). A ``name ::=``
   grammar with a W3C EBNF sign (``'`` quotes, ``#x41``, ``/* */``) is also
   tried as the W3C's EBNF when GBNF does not read it.
 
@@ -29,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Literal, get_args
 
+from grammar_compiler.abnf import compile_abnf
 from grammar_compiler.bnf import compile_bnf
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg_tree import check_size
@@ -37,7 +39,7 @@ from grammar_compiler.gbnf import compile_gbnf
 from grammar_compiler.iso_ebnf import compile_iso_ebnf
 from grammar_compiler.lark_grammar import compile_lark
 
-GrammarFormat = Literal["auto", "bnf", "gbnf", "ebnf", "lark", "iso-ebnf", "w3c-ebnf"]
+GrammarFormat = Literal["auto", "bnf", "gbnf", "ebnf", "lark", "iso-ebnf", "w3c-ebnf", "abnf"]
 FORMATS = get_args(GrammarFormat)
 AUTO_ORDER = ("bnf", "gbnf", "lark", "iso-ebnf")
 
@@ -92,6 +94,7 @@ def _compilers(start: str) -> dict[str, Callable[[str], CanonicalConstraint]]:
         "lark": lambda text: compile_lark(text, start=start),
         "iso-ebnf": compile_iso_ebnf,
         "w3c-ebnf": lambda text: compile_iso_ebnf(text, w3c=True),
+        "abnf": compile_abnf,
     }
 
 
@@ -101,6 +104,8 @@ def _compile_detected(text: str, start: str) -> CanonicalConstraint:
     candidates: tuple[str, ...] = (detected,) if detected else AUTO_ORDER
     if detected == "gbnf" and _W3C_SIGNS.search(text):
         candidates = ("gbnf", "w3c-ebnf")
+    if detected == "iso-ebnf":
+        candidates = ("iso-ebnf", "abnf")
     errors: list[tuple[str, ConstraintError]] = []
     for name in candidates:
         try:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from json_instances import Decoder
 
 from grammar_compiler import ConstraintError, compile_grammar
+from grammar_compiler.abnf import read_abnf
 from grammar_compiler.bnf import read_bnf
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg import detect_format
@@ -57,6 +58,7 @@ _READERS = {
     "lark": read_lark,
     "iso-ebnf": read_iso_ebnf,
     "w3c-ebnf": lambda text: read_iso_ebnf(text, w3c=True),
+    "abnf": read_abnf,
 }
 
 
@@ -391,6 +393,7 @@ def test_bnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
         ),
         pytest.param('<s> ::= [ \\t]"x"', [" x", "\tx"], ["x"], id="spaced-class-is-a-class"),
         pytest.param('<s> ::= [ a-z]"x"', [" x", "bx"], ["x"], id="class-when-not-a-group"),
+        pytest.param("<s> ::= [ -~]+", [" ", "a~ -"], ["", "é"], id="printable-class"),
         pytest.param("<s> ::= [\"']x", ['"x', "'x"], ["x"], id="quote-class"),
         pytest.param(
             '<s> ::= [a-z]+ ; # note\n<t> ::= "T" ;',
@@ -429,7 +432,7 @@ BNF_ERRORS = [
     ('<start> ::= "a"\n<start> ::= "b"', "rule <start> is defined twice (first at line 1)", 2, 1),
     ('<start> := "a"', "expected '::=' after <start>", 1, 9),
     ('start ::= "a"', "expected a rule (<name> ::= ...)", 1, 1),
-    ('<start> ::= "a" ; "b"', "unexpected ';'", 1, 17),
+    ('<start> ::= "a" ]', "unexpected ']'", 1, 17),
     ('<start> ::= "a" *', "'*' must directly follow the symbol it repeats", 1, 17),
     ("<start> ::= *", "'*' must directly follow", 1, 13),
     ('<start> ::= "a"{3,1}', "bounds reversed", 1, 16),
@@ -1032,13 +1035,15 @@ _EBNF_PIECES = (
     *("(", ")", "(/", "/)", "(:", ":)", '"x"', "'y'", '""', "3 *", "*", "+", "?", "-"),
     *("? letters ?", "? foo ?", "(* c *)", "/* c */", "#x41", "[a-z]", "[^#x30-#x39]"),
     *(" ", "\n", '"\\n"', "1000000 *", "#xD800", '"', "'", "(*", "letter", "#x110000"),
+    *("%x41", "%x5A-41", "%d13.10", "%xD800", '%s"Ab"', "%i", "=/", "1*", "2*1", "3", "<p>"),
+    *("; c\n", "DIGIT", "CRLF", "\n a = "),
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     pieces=st.lists(st.sampled_from(_EBNF_PIECES), min_size=1, max_size=14),
-    grammar_format=st.sampled_from(("iso-ebnf", "w3c-ebnf", "auto")),
+    grammar_format=st.sampled_from(("iso-ebnf", "w3c-ebnf", "abnf", "auto")),
     wrapped=st.booleans(),
 )
 def test_ebnf_text_compiles_or_is_refused_with_a_constraint_error(
@@ -1053,6 +1058,57 @@ def test_ebnf_text_compiles_or_is_refused_with_a_constraint_error(
         return
     for probe in ("", "x", "a"):  # the judge and xgrammar agree on what it took
         assert (compiled.judge(probe) is None) == _Xgrammar(compiled.value).accepts(probe)
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        pytest.param('a = "Yes" / %s"No"', ["yes", "YES", "No"], ["no", "NO"], id="case-rules"),
+        pytest.param('a = %i"ok" %x21', ["OK!", "oK!"], ["ok"], id="insensitive-string"),
+        pytest.param("a = %x41-43 %d48.49 %b1000011", ["A01C", "C01C"], ["D01C"], id="numbers"),
+        pytest.param("a = 2DIGIT *1ALPHA", ["12", "12x"], ["1", "12xy"], id="counts"),
+        pytest.param("a = 2*3( %x61 )", ["aa", "aaa"], ["a", "aaaa"], id="ranged-count"),
+        pytest.param(
+            'A = b [ "-" B ]\nb = 1*HEXDIG', ["fF", "a-0"], ["g", "a-"], id="names-any-case"
+        ),
+        pytest.param('a = "x"\na =/ "y" ; more\n   / "z"', ["x", "y", "z"], ["w"], id="=/"),
+        pytest.param('a = "<" 0<nothing here> ">"', ["<>"], ["< >"], id="zero-prose-is-nothing"),
+        pytest.param("a = *(WSP / CRLF WSP) VCHAR", ["  x", "\r\n x"], ["\r\nx"], id="core"),
+    ],
+)
+def test_abnf_constructs(grammar: str, good: list[str], bad: list[str]) -> None:
+    _assert_agrees(_Compiled(grammar, "abnf"), good, bad)
+
+
+@pytest.mark.parametrize(
+    ("grammar", "message", "line", "column"),
+    [
+        ('a = "x"\nb = c', "rule 'c' is used but never defined", 2, 5),
+        ("a = <a prose value>", "prose value '<a prose value>' describes text", 1, 5),
+        ('a = "x"\na = "y"', "rule 'a' is defined twice (first at line 1)", 2, 1),
+        ('a =/ "x"', "'=/' adds alternatives to 'a', which is not defined", 1, 1),
+        ('a = ( "x"', "'(' is never closed with ')'", 1, 5),
+        ('a = "x', "string is not closed", 1, 5),
+        ("a = 3*2DIGIT", "repetition 3*2 has its bounds reversed", 1, 5),
+        ("a = 3 DIGIT", "must touch the element it repeats", 1, 5),
+        ("a = %x5A-41", "character range is out of order", 1, 5),
+        ("a = %q41", "expected %x, %d, %b", 1, 5),
+        ("a = %xD800", "surrogate", 1, 5),
+        ('a = "x" }', "unexpected '}'", 1, 9),
+        ("a = b\nb = a", "rule 'a' matches no text", 1, 1),
+    ],
+)
+def test_abnf_errors_are_located(grammar: str, message: str, line: int, column: int) -> None:
+    error = _error(grammar, "abnf")
+    assert message in error.message, error.message
+    assert (error.line, error.column) == (line, column), str(error)
+
+
+def test_auto_mode_reads_abnf_where_iso_ebnf_does_not() -> None:
+    assert compile_grammar('digit = "0" / "1"').source_language == "abnf"
+    assert compile_grammar('digit = "0" | "1" ;').source_language == "iso-ebnf"
+    err = _error('a = "x"\nb = <prose>')
+    assert "(read as abnf)" in err.message and (err.line, err.column) == (2, 5)
 
 
 def test_auto_mode_names_the_format_it_assumed() -> None:
@@ -1157,7 +1213,7 @@ def test_canonical_constraint_shape() -> None:
 
 CORPUS_FILES = sorted(
     path
-    for kind in ("bnf", "gbnf", "lark", "iso-ebnf", "w3c-ebnf")
+    for kind in ("bnf", "gbnf", "lark", "iso-ebnf", "w3c-ebnf", "abnf")
     for path in (CORPUS / kind).glob("*")
 )
 
@@ -1169,6 +1225,7 @@ def test_corpus_has_every_kind() -> None:
     assert kinds.count("bnf") >= 5
     assert kinds.count("iso-ebnf") >= 4
     assert kinds.count("w3c-ebnf") >= 2
+    assert kinds.count("abnf") >= 4
 
 
 @functools.cache
@@ -1202,6 +1259,28 @@ CORPUS_EXAMPLES = {
     ),
     "w3c-ebnf/version_string": (["1.0.0", "10.2.3-rc.1+build-7"], ["01.0.0", "1.0", "1.0.0-"]),
     "bnf/noun_verb": (["noun verb", "verb noun"], ["noun", "verb  noun"]),
+    "bnf/algol_textbook": (
+        ["if x < 1 then y := 2 else z := x + 10", "x := 1", "if x = y then x := 1"],
+        ["x:=1", "x := 1 +2", "if x < 1 then y := 2 "],
+    ),
+    "abnf/rfc3339_date_time": (
+        ["2024-01-02T03:04:05Z", "2024-01-02t03:04:05.123+05:30", "2024-01-02T03:04:05z"],
+        ["2024-1-02T03:04:05Z", "2024-01-02T03:04:05", "2024-01-02 03:04:05Z"],
+    ),
+    "abnf/rfc3986_uri": (
+        [
+            "https://user@example.com:8080/a/b?q=1#f",
+            "mailto:a@b.c",
+            "ldap://[2001:db8::7]/c=GB?objectClass?one",
+            "HTTP://192.168.0.1:80/",
+        ],
+        ["://x", "http://exa mple.com", "http://[::1::2]/"],
+    ),
+    "abnf/rfc5322_addr_spec": (
+        ["john.doe@example.com", '"odd one"@x.org', "a@[127.0.0.1]", "x (note) @y.z"],
+        ["a@@b", "@b.c", "a b@c"],
+    ),
+    "abnf/semver": (["1.0.0", "1.2.3-alpha.1+build.5"], ["01.0.0", "1.0", "1.0.0-"]),
     "bnf/greeting": (["hello Bob!", "good morning Ann!"], ["hello Bob !", "good  evening Al!"]),
     "bnf/arithmetic": (["1+2*(3.5-4)", "7"], ["1 + 2", "1+", "()"]),
     "bnf/date": (["2024-02-29", "2024-12-31 at 23:59"], ["2024-13-01", "2024-01-01at 10:00"]),
