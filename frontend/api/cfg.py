@@ -19,7 +19,7 @@ class CfgCompletionRequest(PatternCompletionFields):
         min_length=1,
         description="The grammar the whole completion must match: the document's BNF dialect "
         "(<start> ::= <noun> <verb> | ...), GBNF/xgrammar EBNF (root ::= ...), Lark, or "
-        'ISO/Wirth (digit = "0" | "1" ;) and W3C EBNF.',
+        'ISO/Wirth (digit = "0" | "1" ;) and W3C EBNF, or ABNF (digit = %x30-39).',
     )
     grammar_format: GrammarFormat = Field(
         "auto", description="The grammar's language; auto detects it."

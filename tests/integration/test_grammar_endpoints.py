@@ -32,6 +32,11 @@ digit = "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" ;
 letter = ? letters ? - ( "A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L"
   | "M" | "N" | "O" | "P" | "Q" | "R" | "S" | "T" | "U" | "V" | "W" | "X" | "Y" | "Z" ) ;
 """
+ABNF_LIST = r"""
+; the same list in RFC 5234's ABNF
+list = "[" item [ "," item ] "]"
+item = DIGIT / DQUOTE %x61-7A DQUOTE
+"""
 LARK_SUM = r"""
 start: expr
 expr: term (("+" | "-") term)?
@@ -76,8 +81,9 @@ def test_cfg_documented_example(service: Service) -> None:
         (GBNF_LIST, GBNF_LIST_AS_LARK, "auto"),
         (LARK_SUM, LARK_SUM, "lark"),
         (ISO_LIST, GBNF_LIST_AS_LARK, "auto"),
+        (ABNF_LIST, GBNF_LIST_AS_LARK, "auto"),
     ],
-    ids=["gbnf", "lark", "iso-ebnf"],
+    ids=["gbnf", "lark", "iso-ebnf", "abnf"],
 )
 def test_cfg_outputs_parse_with_an_independent_parser(
     service: Service, grammar: str, judge_grammar: str, grammar_format: str

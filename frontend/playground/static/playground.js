@@ -18,6 +18,7 @@ const EXAMPLES = {
   gbnf: "root ::= item (\", \" item)*\nitem ::= [a-z]+",
   lark: "start: pair (\";\" pair)*\npair: KEY \"=\" NUMBER\nKEY: /[a-z]{1,8}/\nNUMBER: /[0-9]{1,4}/",
   "iso-ebnf": "(* ISO/IEC 14977 *)\ndate = year, \"-\", month, \"-\", day ;\nyear = 4 * digit ;\nmonth = \"0\", nonzero | \"1\", (\"0\" | \"1\" | \"2\") ;\nday = (\"0\" | \"1\" | \"2\"), digit | \"3\", (\"0\" | \"1\") ;\ndigit = \"0\" | nonzero ;\nnonzero = \"1\" | \"2\" | \"3\" | \"4\" | \"5\" | \"6\" | \"7\" | \"8\" | \"9\" ;",
+  abnf: "; RFC 3339, section 5.6\ndate-time = full-date \"T\" full-time\nfull-date = 4DIGIT \"-\" 2DIGIT \"-\" 2DIGIT\nfull-time = 2DIGIT \":\" 2DIGIT \":\" 2DIGIT [\".\" 1*DIGIT] time-offset\ntime-offset = \"Z\" / (\"+\" / \"-\") 2DIGIT \":\" 2DIGIT",
   typescript: "export interface Person {\n  name: string;\n  age: number;\n  role: \"admin\" | \"user\";\n}",
 };
 
@@ -28,6 +29,7 @@ const PROMPTS = {
   gbnf: "Some words: ",
   lark: "Settings: ",
   "iso-ebnf": "A date: ",
+  abnf: "A timestamp: ",
   typescript: "A person: ",
 };
 
@@ -39,6 +41,7 @@ const ROUTES = {
   gbnf: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
   lark: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
   "iso-ebnf": ["/v1/completion/cfg"],
+  abnf: ["/v1/completion/cfg"],
   typescript: ["/v1/completion/typed"],
 };
 
@@ -57,7 +60,7 @@ function headers() {
 function validateBody(kind, text) {
   switch (kind) {
     case "regex": return { pattern: text };
-    case "bnf": case "gbnf": case "lark": case "iso-ebnf": return { grammar: text, grammar_format: kind };
+    case "bnf": case "gbnf": case "lark": case "iso-ebnf": case "abnf": return { grammar: text, grammar_format: kind };
     case "json_schema": return { json_schema: text };
     case "typescript": return { schema: text, type_name: $("type-name").value };
   }
