@@ -1199,3 +1199,14 @@ def test_corpus_schemas_are_valid_json_schema() -> None:
         schema = typescript_to_json_schema(path.read_text(), _type_name(path))
         jsonschema.Draft202012Validator.check_schema(schema)
         json.dumps(schema)
+
+
+def test_unicode_identifiers_name_types_and_members() -> None:
+    source = "export interface Données { naïve: string; 名前: number; $id: boolean }"
+    schema = _schema_of(source, "Données")
+    properties = schema["$defs"]["Données"]["properties"]
+    assert set(properties) == {"naïve", "名前", "$id"}
+    assert properties["名前"] == {"type": "number"}
+    compiled = compile_typescript(source, "Données")
+    assert compiled.judge('{"naïve": "x", "名前": 1, "$id": true}') is None
+    assert compiled.judge('{"naive": "x", "名前": 1, "$id": true}') is not None

@@ -63,7 +63,8 @@ _PUNCTUATION = (
     "~",
     "#",
 )
-_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$\u200c\u200d]*")
+"""An identifier: Unicode letters too (``名前``, ``naïve``), as TypeScript allows."""
 _BEFORE_OPERAND = frozenset(
     {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw"}
     | {"instanceof", "yield", "await"}
