@@ -519,7 +519,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
             None,
         ),
         (
-            "export type T = { a: string } & string",
+            "export type T = { a: string } & any",
             "only object types can be combined with '&'",
             1,
             33,
@@ -1210,3 +1210,25 @@ def test_unicode_identifiers_name_types_and_members() -> None:
     compiled = compile_typescript(source, "Données")
     assert compiled.judge('{"naïve": "x", "名前": 1, "$id": true}') is None
     assert compiled.judge('{"naive": "x", "名前": 1, "$id": true}') is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "type UserId = string & { readonly __brand: 'UserId' };",
+        "type Brand<T, B> = T & { __brand: B };\ntype UserId = Brand<string, 'UserId'>;",
+        "interface Tag<N> { __tag: N }\ntype Base = string;\ntype UserId = Base & Tag<'id'>;",
+    ],
+)
+def test_a_branded_primitive_is_the_primitive(source: str) -> None:
+    compiled = compile_typescript(source + "\nexport interface U { id: UserId }", "U")
+    assert compiled.judge('{"id": "u-1"}') is None
+    assert compiled.judge('{"id": {"__brand": "UserId"}}') is not None
+
+
+@pytest.mark.parametrize(
+    "written", ["string & number", "string & (number | { a: 1 })", "string & 'a' & { b: 1 }"]
+)
+def test_an_intersection_of_primitives_with_more_than_a_brand_is_refused(written: str) -> None:
+    with pytest.raises(ConstraintError):
+        compile_typescript(f"export interface C {{ x: {written} }}", "C")

@@ -39,7 +39,9 @@ The subset:
   literal types; ``Enum.Member``.
 * unions (a leading ``|`` allowed; unions of literals become ``enum``, other
   unions a flat ``anyOf`` of their members), intersections of object types
-  (merged; distributed over unions: ``(A | B) & C``), parentheses.
+  (merged; distributed over unions: ``(A | B) & C``), parentheses. A
+  branded primitive (``string & { readonly __brand: "UserId" }``, through
+  aliases and generics) is the primitive: no value has a brand's members.
   ``keyof``, ``Pick`` and ``Omit`` of a union see its common members;
   ``Partial``, ``Required`` and ``Readonly`` map each member.
 * ``T[]``, ``readonly T[]``, ``Array<T>``, ``ReadonlyArray<T>``; tuples with

@@ -195,10 +195,35 @@ class _SchemaBuilder:
         parts = [part for part in node.parts if part != ObjectType(())]
         if len(parts) == 1 and len(node.parts) > 1:
             return self.schema(parts[0])
+        branded = self._branded(parts)
+        if branded is not None:
+            return self.schema(branded)
         distributed = self._distributed(parts, node.token)
         if distributed is not None:
             return self.schema(distributed)
         return self._shape_schema(self.shape(node))
+
+    def _branded(self, parts: list[Any]) -> Any | None:
+        """The primitive of a branded type (``string & { readonly __brand: "UserId" }``).
+
+        A brand's members exist only for the type checker (no string or
+        number has them), so every value a program holds of such a type is
+        the primitive; that is the JSON such a field carries. None unless one
+        part is a primitive or literal (through aliases) and the others are
+        object types.
+        """
+        primitives = []
+        for index, part in enumerate(parts):
+            members = list(self._members(part, ()))
+            if len(members) == 1 and _is_primitive(members[0]):
+                primitives.append((index, members[0]))
+        if len(primitives) != 1 or len(parts) == 1:
+            return None
+        ((kept, primitive),) = primitives
+        for index, part in enumerate(parts):
+            if index != kept:
+                self.shape(part)  # refuses a part that is not an object type
+        return primitive
 
     def _distributed(self, parts: list[Any], token: Token) -> Union | None:
         """``(A | B) & C`` as ``(A & C) | (B & C)``, as TypeScript reads it (a tagged
@@ -998,14 +1023,17 @@ def _flatten_union(node: Any) -> Iterator[Any]:
         yield node
 
 
+def _is_primitive(node: Any) -> bool:
+    """Whether a type is a non-null literal or ``string``, ``number`` or ``boolean``."""
+    return (isinstance(node, Literal) and node.value is not None) or (
+        isinstance(node, Keyword) and node.name in ("string", "number", "boolean")
+    )
+
+
 def _primitive_parts(node: Intersection) -> bool:
     """Whether an intersection is of literals and primitives only (``K & string``)."""
     parts = [part for part in node.parts if part != ObjectType(())]
-    return all(
-        isinstance(part, Literal)
-        or (isinstance(part, Keyword) and part.name in ("string", "number", "boolean"))
-        for part in parts
-    ) and bool(parts)
+    return all(_is_primitive(part) for part in parts) and bool(parts)
 
 
 def _primitive_intersection(node: Intersection) -> Any:
