@@ -30,8 +30,10 @@ start and ``(?i:...)``/``(?-i:...)`` make each literal and class generate
 its case partners too (``case_folding``); ``(?s)``, ``(?m)``, ``(?a)`` and
 ``(?u)`` change nothing generated; ``(?x)`` is refused.
 
-Syntax whose meaning differs between ECMA-262 and Python (named groups
-``(?<n>...)``, ``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
+Named groups, ECMA-262's ``(?<year>\d{4})`` and Python's ``(?P<year>...)``,
+are groups: a name is for whoever reads a match, and the judge's ``regex``
+engine reads both spellings. Syntax whose meaning differs between ECMA-262
+and Python (``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
 backreferences, ``\b``, anchors away from the ends) is refused with its
 position, and so are lookarounds inside groups. Lookaheads in a top-level
 sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``) and lookbehinds that end it
@@ -405,6 +407,10 @@ class _Parser:
         if rest.startswith("?:"):
             self.pos += 2
             return
+        named = _GROUP_NAME.match(self.text, self.pos)
+        if named:  # ECMA-262's (?<name>...), Python's (?P<name>...): a group to generate
+            self.pos = named.end()
+            return
         scoped = _SCOPED_FLAGS.match(self.text, self.pos)
         if scoped:  # (?i:...), (?-i:...): Python's, and ECMA-262's since 2025
             self._set_flags(scoped.group(1), scoped.group(2) or "", start)
@@ -415,7 +421,8 @@ class _Parser:
             ("?<!", "negative lookbehind (?<!...)"),
             ("?=", "lookahead (?=...)"),
             ("?!", "negative lookahead (?!...)"),
-            ("?<", "named group (?<name>...) (Python reads it differently; use (?:...))"),
+            ("?<", "group name (?<name>...): a name is a letter or '_', then those or digits"),
+            ("?P=", "backreference (?P=name)"),
             ("?P", "Python-only group (?P...)"),
         )
         for prefix, name in refused:
@@ -584,6 +591,7 @@ class _Parser:
 
 _READ_FLAGS = "imsau"
 _GLOBAL_FLAGS = re.compile(r"\(\?([a-zA-Z]+)\)")
+_GROUP_NAME = re.compile(r"\?P?<(?![=!])[A-Za-z_]\w*>", re.ASCII)
 _SCOPED_FLAGS = re.compile(r"\?([a-zA-Z]*)(?:-([a-zA-Z]+))?:")
 
 
@@ -609,17 +617,19 @@ def parse_pattern(pattern: str) -> Node:
 def _check_python_reads_it(pattern: str) -> None:
     """The judge runs the pattern with the ``regex`` package (``bounded_regex``),
     and Python programs with ``re``: both must compile it (``re`` but for
-    the property escapes it does not know)."""
+    the property escapes it does not know, and ECMA-262's spelling of a group
+    name, which ``re`` spells ``(?P<name>``)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # FutureWarning for '[[' or '--': literal in both
             regex.compile(pattern)
-            re.compile(_PROPERTY_ESCAPE.sub("p", pattern))
+            re.compile(_ECMA_GROUP_NAME.sub("(?P<", _PROPERTY_ESCAPE.sub("p", pattern)))
     except (re.error, regex.error) as err:
         raise PatternError(f"Python cannot read the pattern: {err.msg}", err.pos) from None
 
 
 _PROPERTY_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}")
+_ECMA_GROUP_NAME = re.compile(r"(?<!\\)\(\?<(?=[A-Za-z_])")
 
 
 # ---------------------------------------------------------------------------

@@ -792,9 +792,9 @@ def test_invalid_json_reports_line_and_column() -> None:
             id="ref-cycle",
         ),
         pytest.param(
-            {"type": "string", "pattern": "(?<year>\\d{4})"},
-            "pattern at the root: unsupported regex feature 'named group",
-            id="named-group",
+            {"type": "string", "pattern": "(?<1year>\\d{4})"},
+            "regex at /pattern: unsupported regex feature 'group name",
+            id="bad-group-name",
         ),
         pytest.param(
             {"type": "string", "pattern": "^a\\nb$"},
@@ -1097,6 +1097,8 @@ def test_unicode_property_escapes(pattern: str, matching: list[str], other: list
         ("(?i)^k$", ["k", "K", "\u212a"], ["x"]),  # the Kelvin sign folds to k
         ("(?s)^a.b$", ["axb"], ["ab"]),
         ("(?m)^ab$", ["ab"], ["abc"]),
+        ("^(?<year>\\d{4})-(?<month>0[1-9]|1[0-2])$", ["2024-05"], ["2024-13", "24-05"]),
+        ("^(?P<id>[a-z]+)-\\d+$", ["ab-1"], ["ab-", "AB-1"]),
     ],
 )
 def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]) -> None:
@@ -1116,8 +1118,9 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
     [
         ("(a(?=b))", "lookahead", 2),
         ("a(?<!b)", "lookbehind is only supported at the end", 1),
-        ("(?<n>a)", "named group", 0),
-        ("(?P<n>a)", "Python-only group", 0),
+        ("(?<1>a)", "group name (?<name>...)", 0),
+        ("(?P<n>a)(?P=n)", "backreference (?P=name)", 8),
+        ("(?P>n)", "Python-only group", 0),
         ("(?x)a", "unsupported regex flag 'x'", 0),
         ("(?i)\\p{Lu}", "a Unicode property under (?i)", 4),
         ("a\\1", "backreference", 1),
