@@ -136,6 +136,8 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
         return min(b[0] for b in bounds), None if None in highs else max(
             h for h in highs if h is not None
         )
+    if node.high == 0:
+        return 0, 0
     low, high = length_bounds(node.item)
     if node.high is None:
         return low * node.low, None if high != 0 else 0

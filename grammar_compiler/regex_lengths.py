@@ -51,8 +51,14 @@ def _at_most(node: Node, limit: int) -> Node | None:
     if item_low == item_high:  # every repetition has the same length (> 0 here)
         return Repeat(node.item, node.low, min(_cap(node.high), limit // item_low))
     count = _best_count(node, limit)
+    shortest = _shortest_options(node.item, item_low)
+    if shortest is not None and limit // item_low > count:
+        # [a-z]|%XX under 8 characters: eight of [a-z] rather than two of either
+        return Repeat(shortest, node.low, min(_cap(node.high), limit // item_low))
     item = _at_most(node.item, limit // count)
-    return None if item is None else Repeat(item, node.low, count)
+    if item is None:  # not even one fits: an optional part is left out
+        return Repeat(node.item, 0, 0) if node.low == 0 else None
+    return Repeat(item, node.low, count)
 
 
 def _best_count(node: Repeat, limit: int) -> int:
@@ -111,18 +117,25 @@ def _share(node: Seq, limit: int, restrict) -> Node | None:
     """Apply a length limit to a sequence by giving each varying item its share.
 
     For an upper limit, the slack above the items' minimum lengths is split
-    evenly between the items that vary; for a lower limit, the missing
-    length is taken from the last items that can grow (the free tail of a
-    pattern, ``[^@]+@[a-z]+`` or what a lookahead leaves after what it
-    requires, rather than the part before the first required character).
+    evenly between the items that vary, or, where that leaves each fewer
+    than ``_TYPICAL_REPETITION`` characters, between those that are not
+    optional groups (a URI's query), which are then left out. For a lower
+    limit, the missing length is taken from the last items that can grow
+    (the free tail of a pattern, ``[^@]+@[a-z]+`` or what a lookahead leaves
+    after what it requires, rather than the part before the first required
+    character).
     """
     bounds = [length_bounds(item) for item in node.items]
     varying = [i for i, (low, high) in enumerate(bounds) if low != high]
     targets = {}
     if restrict is _at_most:
         slack = limit - sum(low for low, _ in bounds)
+        required = [i for i in varying if not _optional(node.items[i])]
+        sharing = varying
+        if required and slack // len(varying) < _TYPICAL_REPETITION:
+            sharing = required  # optional parts (a URI's ?query) left out, not all starved
         for i in varying:
-            targets[i] = bounds[i][0] + slack // len(varying)
+            targets[i] = bounds[i][0] + (slack // len(sharing) if i in sharing else 0)
     else:
         missing = limit - sum(low for low, _ in bounds)
         for i in reversed(varying):
@@ -139,3 +152,15 @@ def _share(node: Seq, limit: int, restrict) -> Node | None:
                 return None
         items.append(item)
     return Seq(tuple(items))
+
+
+def _optional(node: Node) -> bool:
+    """Whether ``node`` is ``(...)?``, a part that may be left out whole."""
+    return isinstance(node, Repeat) and node.low == 0 and node.high == 1
+
+
+def _shortest_options(node: Node, length: int) -> Node | None:
+    """The options of an alternation that are all exactly ``length`` long, if any."""
+    if not isinstance(node, Alt) or length == 0:
+        return None
+    return _alternatives(o for o in node.options if length_bounds(o) == (length, length))

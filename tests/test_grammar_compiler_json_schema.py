@@ -1221,6 +1221,32 @@ def test_emitted_regexes_mean_in_xgrammar_what_they_mean_in_python(node, rng) ->
         assert python.fullmatch(json.loads(text)["s"]), (ecma_regex.to_xgrammar(node), text)
 
 
+@given(_regexes(), st.integers(0, 4), st.integers(0, 8), st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_length_restricted_regexes_match_within_the_bounds(node, low, extra, rng) -> None:
+    """Whatever restrict_length keeps is a full match of the original, of an allowed length."""
+    high = low + extra
+    bounded = ecma_regex.restrict_length(node, low, high)
+    if bounded is None:
+        return
+    schema = {"type": "string", "pattern": ecma_regex.to_xgrammar(bounded)}
+    python = re.compile(_python_regex(node))
+    for text in samples(Decoder(json.dumps(schema)), 8, seed=rng.randint(0, 10**6)):
+        value = json.loads(text)
+        assert python.fullmatch(value) and low <= len(value) <= high, (schema, value)
+
+
+@pytest.mark.parametrize("max_length", [12, 24, 40, 64])
+@pytest.mark.parametrize("name", ["uri", "uri-reference", "iri", "email"])
+def test_a_short_max_length_beside_a_format_is_folded_in(name: str, max_length: int) -> None:
+    """Not refused: the length is shared between the format's parts (optional ones,
+    such as a URI's query, left out where the shares would be too small)."""
+    schema = json.dumps({"type": "string", "format": name, "maxLength": max_length})
+    constraint, _ = _compiled(schema)
+    assert constraint.report.not_enforced == ()
+    _assert_sound(schema, walks=30)
+
+
 # ---------------------------------------------------------------------------
 # Property-based: valid instances accepted, invalid mutations rejected
 
