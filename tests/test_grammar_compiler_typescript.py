@@ -1232,3 +1232,16 @@ def test_a_branded_primitive_is_the_primitive(source: str) -> None:
 def test_an_intersection_of_primitives_with_more_than_a_brand_is_refused(written: str) -> None:
     with pytest.raises(ConstraintError):
         compile_typescript(f"export interface C {{ x: {written} }}", "C")
+
+
+def test_keyof_typeof_an_enum_is_its_member_names() -> None:
+    source = (
+        'enum Status { Pending = "pending", Paid = "paid" }\n'
+        "export interface Event {\n"
+        "  status: keyof typeof Status;\n"
+        "  value: (typeof Status)[keyof typeof Status];\n"
+        "}"
+    )
+    properties = _schema_of(source, "Event")["$defs"]["Event"]["properties"]
+    assert properties["status"] == {"enum": ["Pending", "Paid"]}
+    assert properties["value"] == {"enum": ["pending", "paid"]}

@@ -33,6 +33,7 @@ from grammar_compiler.typescript.syntax import (
     Keyword,
     Literal,
     MappedType,
+    Member,
     ObjectType,
     ProgramType,
     Reference,
@@ -524,8 +525,16 @@ class _SchemaBuilder:
         if isinstance(node, Conditional):
             return self.relations.conditional(node)
         value = self.values.get(node.name)
+        declaration = self.declarations.get(node.name)
+        if value is None and declaration is not None and declaration.kind == "enum":
+            # an enum is also an object of its members: keyof typeof Status is their names
+            members = (
+                Member(name, Literal(literal), False, None, node.token)
+                for name, literal in declaration.members.items()
+            )
+            return ObjectType(tuple(members))
         if value is None:
-            what = "a type, not a variable" if node.name in self.declarations else "not declared"
+            what = "a type, not a variable" if declaration is not None else "not declared"
             raise error_at(node.token, f"typeof {node.name}: {node.name!r} is {what}")
         if value.refusal is not None:
             raise value.refusal
