@@ -731,6 +731,11 @@ declare global {
             "const x = { 'a-b': 1, 2: 'c', } as const; type T = typeof x",
             _object({"a-b": {"const": 1}, "2": {"const": "c"}}),
         ),
+        (
+            "const x = Object.freeze({ a: 'r', b: [1] }); type T = typeof x",
+            _object({"a": {"const": "r"}, "b": {"type": "array", "items": NUMBER}}),
+        ),
+        ("const x = Object.freeze(['a']); type T = typeof x", {"type": "array", "items": STRING}),
     ],
 )
 def test_typeof_a_written_out_value(declaration: str, schema: dict) -> None:

@@ -8,9 +8,10 @@ values that such declarations write out (strings, numbers, booleans,
 types them: ``as const`` keeps every literal (arrays become tuples); without
 it, literals inside arrays and objects widen to their primitive, and so does
 the whole value of a ``let`` or ``var``. A type annotation, ``as T`` or
-``satisfies T`` is read as a type. Anything else (calls, functions, names of
-other variables) is computed when the program runs: a ``ConstraintError``
-the parser keeps and raises only if a type uses the variable.
+``satisfies T`` is read as a type, and ``Object.freeze(...)`` as what it
+freezes. Anything else (calls, functions, names of other variables) is
+computed when the program runs: a ``ConstraintError`` the parser keeps and
+raises only if a type uses the variable.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def value_type(parser: _Parser, *, constant: bool) -> Any:
             _written_value(parser)  # checked to be data, typed by the annotation
         return annotated
     parser.expect("=", "'=' or ':'")
+    if parser.at("Object") and parser.peek().text == "." and parser.peek(2).text == "freeze":
+        return _frozen(parser)
     written = _written_value(parser)
     if parser.at("as") and parser.peek().text == "const":
         parser.advance()
@@ -54,6 +57,29 @@ def value_type(parser: _Parser, *, constant: bool) -> Any:
         written = _widened(written, keep_literal=constant)
     if parser.accept("satisfies"):
         parser.type()  # a check of the value, which leaves its type as it is
+    return written
+
+
+def _frozen(parser: _Parser) -> Any:
+    """``Object.freeze({ Red: "red" })``, the other way enums are spelled: TypeScript
+    keeps the literals of the frozen object's own members (an ``as const`` inside
+    keeps them all)."""
+    for expected in ("Object", ".", "freeze", "("):
+        parser.expect(expected)
+    written = _written_value(parser)
+    if parser.at("as") and parser.peek().text == "const":
+        parser.advance()
+        parser.advance()
+    elif isinstance(written, ObjectType):
+        written = ObjectType(
+            tuple(
+                Member(m.name, _widened(m.type, keep_literal=True), False, None, m.token)
+                for m in written.members
+            )
+        )
+    else:
+        written = _widened(written, keep_literal=False)
+    parser.expect(")")
     return written
 
 
