@@ -178,3 +178,17 @@ def test_pages_are_public_while_the_api_needs_the_key(service: Service) -> None:
         assert anonymous.post("/v1/grammars/validate", json={"pattern": "a"}).status_code == 401
         script = anonymous.get("/playground/static/playground.js").text
     assert "localStorage" not in script and "sessionStorage" not in script  # key in memory only
+
+
+@pytest.mark.parametrize("kind", ["bnf", "gbnf", "lark", "iso-ebnf", "abnf", "regex", "typescript"])
+def test_every_playground_example_checks_out(open_frontend: str, kind: str) -> None:
+    """Each language's example, loaded as is, passes the live validation."""
+    with Browser(f"{open_frontend}/playground?{urlencode({'kind': kind})}") as browser:
+        check = browser.wait_for(
+            "document.getElementById('check').className.match(/\\b(ok|bad)\\b/) && "
+            "document.getElementById('kind').value + ' | ' + "
+            "document.getElementById('check').className + ' | ' + "
+            "document.getElementById('check').textContent"
+        )
+    shown, verdict, _ = check.split(" | ", 2)
+    assert shown == kind and " ok" in verdict, check
