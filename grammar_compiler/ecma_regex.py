@@ -34,8 +34,13 @@ Named groups, ECMA-262's ``(?<year>\d{4})`` and Python's ``(?P<year>...)``,
 are groups: a name is for whoever reads a match, and the judge's ``regex``
 engine reads both spellings. Syntax whose meaning differs between ECMA-262
 and Python (``{,n}``, ``[]``, letter escapes such as ``\A`` or ``\cX``,
-backreferences, ``\b``, anchors away from the ends) is refused with its
-position, and so are lookarounds inside groups. Lookaheads in a top-level
+backreferences, anchors away from the ends) is refused with its position,
+and so are lookarounds and ``\b``/``\B`` inside groups. A ``\b`` or ``\B``
+in a top-level sequence cuts the parts on its two sides to how they may
+end and start (``word_boundaries``), with ASCII word characters on the word
+side (ECMA-262's) and what neither engine counts as one on the other (the
+judge's ``regex`` reads ``\w`` as Unicode): ``\bcat\b`` never writes
+``caté``. Lookaheads in a top-level
 sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``) and lookbehinds that end it
 (``[a-z.]+(?<!\.)$``) are applied to what follows (precedes) them with
 automata (``lookarounds``); a count after them is folded back in as a
@@ -72,7 +77,7 @@ from grammar_compiler.code_points import (
     normalize,
     python_class_escapes,
 )
-from grammar_compiler.lookarounds import Lookahead, Lookbehind
+from grammar_compiler.lookarounds import Boundary, Lookahead, Lookbehind
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Alt,
@@ -163,6 +168,13 @@ def _class_escape(letter: str) -> tuple[Ranges, Ranges]:
     return narrow, wide
 
 
+def _boundary(*, negative: bool, start: int) -> Boundary:
+    """``\\b`` as both engines read it: ECMA-262's word characters are ASCII, the
+    judge's (Python's) Unicode, so the sides keep to what both take as word
+    characters (ASCII) and as other characters (neither's)."""
+    return Boundary(_class_escape("w")[0], _class_escape("W")[0], negative, start)
+
+
 # ---------------------------------------------------------------------------
 # Parsing ECMA-262 patterns
 
@@ -247,7 +259,7 @@ class _Parser:
             )
         return self._resolved([*ending, *items])
 
-    def _resolved(self, items: list[Node | Lookahead | Lookbehind]) -> Node:
+    def _resolved(self, items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
         try:
             return lookarounds.resolved(items)
         except lookarounds.LookaroundError as error:
@@ -295,15 +307,19 @@ class _Parser:
 
     def _sequence(
         self, *, nested: bool, may_end: bool = False
-    ) -> list[Node | Lookahead | Lookbehind]:
+    ) -> list[Node | Lookahead | Lookbehind | Boundary]:
         """``may_end``: a nested sequence that a ``$`` may end (a lookahead's)."""
-        items: list[Node | Lookahead | Lookbehind] = []
+        items: list[Node | Lookahead | Lookbehind | Boundary] = []
         while self.peek() not in ("", "|", ")"):
             char = self.peek()
             if char == "$" and (not nested or may_end):
                 break
             if not nested and self.text.startswith(("(?=", "(?!", "(?<=", "(?<!"), self.pos):
                 items.append(self._lookaround())
+                continue
+            if not nested and self.text.startswith(("\\b", "\\B"), self.pos):
+                items.append(_boundary(negative=self.peek(1) == "B", start=self.pos))
+                self.pos += 2
                 continue
             if char in "^$":
                 raise self.error(

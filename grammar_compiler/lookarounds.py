@@ -24,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grammar_compiler import regex_automaton
+from grammar_compiler.code_points import Ranges
 from grammar_compiler.regex_emit import PATTERN_SYNTAX, Chars, Node, Repeat, Seq, emit
 from grammar_compiler.regex_lengths import restrict_length
+from grammar_compiler.word_boundaries import at_boundary
 
 EXACT_COUNT_TREE = 400
 """The most parts a result with its count inside may take (``^(?!0+$)[0-9]{6,10}$``
@@ -44,6 +46,10 @@ class LookaroundError(ValueError):
         super().__init__(message)
         self.message = message
         self.start = start
+
+
+class BoundaryError(LookaroundError):
+    """A word boundary that no text on its two sides satisfies."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,19 @@ class Lookbehind:
         return Lookahead(Seq((anything, self.node)), self.negative, self.start)
 
 
-def resolved(items: list[Node | Lookahead | Lookbehind]) -> Node:
-    """The sequence with each run of lookaheads applied to all that follows it.
+@dataclass(frozen=True)
+class Boundary:
+    """``\\b`` (``\\B``: ``negative``) met in a top-level sequence (``word_boundaries``)."""
+
+    word: Ranges  # characters that are word characters, for every engine concerned
+    other: Ranges  # characters that are not, for every engine concerned
+    negative: bool
+    start: int
+
+
+def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
+    """The sequence with each run of lookaheads applied to all that follows it,
+    and each word boundary to the two sides it joins.
 
     Raises:
         LookaroundError: a lookbehind not at the end, no text left, or automata
@@ -81,7 +98,7 @@ def resolved(items: list[Node | Lookahead | Lookbehind]) -> Node:
         raise LookaroundError(
             "lookbehind is only supported at the end of the pattern, before '$'", stray.start
         )
-    tail: list[Node] = []
+    tail: list[Node | Boundary] = []
     index = len(items)
     while index > 0:
         index -= 1
@@ -93,8 +110,29 @@ def resolved(items: list[Node | Lookahead | Lookbehind]) -> Node:
         while index > 0 and isinstance(items[index - 1], Lookahead):
             index -= 1
             run.insert(0, items[index])  # type: ignore[arg-type]
-        tail = [_looked_ahead(run, tail[0] if len(tail) == 1 else Seq(tuple(tail)))]
-    return Seq(tuple(tail))
+        tail = [_looked_ahead(run, _joined(tail))]
+    joined = _joined(tail)
+    return joined if isinstance(joined, Seq) else Seq((joined,))
+
+
+def _joined(items: list[Node | Boundary]) -> Node:
+    """The items in a row, each word boundary between them applied."""
+    for index, item in enumerate(items):
+        if isinstance(item, Boundary):
+            before = items[:index]
+            node = at_boundary(
+                before[0] if len(before) == 1 else Seq(tuple(before)),  # type: ignore[arg-type]
+                _joined(items[index + 1 :]),
+                item.word,
+                item.other,
+                negated=item.negative,
+            )
+            if node is None:
+                raise BoundaryError("no text satisfies the word boundary", item.start)
+            return node
+    if len(items) == 1:
+        return items[0]  # type: ignore[return-value]
+    return Seq(tuple(items))  # type: ignore[arg-type]
 
 
 def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:

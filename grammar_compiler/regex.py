@@ -56,11 +56,13 @@ alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, and lookbehinds that end it,
 ``[a-z-]+(?<!-)``, are applied with automata (``lookarounds``): the whole
 output is matched, so a lookahead cuts what follows it to the end.
 
-``\b`` and ``\B`` where the output starts or ends are the lookarounds
-they amount to there (``\bcat\b`` is ``(?=\w)cat(?<=\w)``).
+``\b`` and ``\B`` in that sequence say what the text on each side ends and
+starts with (where the output starts or ends: nothing, no word), and are
+applied to the two sides (``word_boundaries``): ``https?://\S+\b`` ends
+with a word character, ``\bcat\b`` is ``cat``.
 
 Rejected: lookarounds inside groups, backreferences, conditionals,
-atomic groups, possessive quantifiers, ``\b``/``\B`` elsewhere, the flag ``(?t)``,
+atomic groups, possessive quantifiers, ``\b``/``\B`` inside groups, the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
@@ -96,7 +98,7 @@ from grammar_compiler.code_points import (
     python_class_escapes,
 )
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.lookarounds import Lookahead, Lookbehind
+from grammar_compiler.lookarounds import Boundary, Lookahead, Lookbehind
 from grammar_compiler.regex_emit import REGEX_SYNTAX, Alt, Chars, Node, Repeat, Seq, emit
 from grammar_compiler.shortest import capped, over_limit, times, too_long
 
@@ -141,6 +143,7 @@ _LOOKAROUND_FEATURES = frozenset(
         _Feature.NEGATIVE_LOOKBEHIND,
     }
 )
+_BOUNDARY_FEATURES = frozenset({_Feature.WORD_BOUNDARY, _Feature.NON_WORD_BOUNDARY})
 
 
 class _Rejection(Exception):
@@ -327,9 +330,12 @@ def _translate(text: str, index: int | None) -> str:
     except _Rejection as rejection:
         raise _located_error(text, rejection.feature, index) from None
     except lookarounds.LookaroundError as error:
-        lookaround = next(
-            (m for m in _Scanner(text).marks if m.feature in _LOOKAROUND_FEATURES), None
+        features = (
+            _BOUNDARY_FEATURES
+            if isinstance(error, lookarounds.BoundaryError)
+            else _LOOKAROUND_FEATURES
         )
+        lookaround = next((m for m in _Scanner(text).marks if m.feature in features), None)
         position = lookaround.start if lookaround else None
         raise ConstraintError(error.message, position=position, pattern_index=index) from None
     except ConstraintError as err:  # a construct this module does not know at all
@@ -417,12 +423,12 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
     first = consuming[0] if consuming else len(items)
     last = consuming[-1] if consuming else -1
     if top:
-        items = _edges_as_lookarounds(items, context, first, last)
+        items = _without_edge_lookbehinds(items, context, first)
         consuming = [i for i, (op, _) in enumerate(items) if op is not _parser.AT]
         first = consuming[0] if consuming else len(items)
         last = consuming[-1] if consuming else -1
     nodes = [
-        (_lookaround if top and op in _LOOKAROUNDS else _node)(
+        (_top_level if top else _node)(
             op,
             av,
             replace(
@@ -434,7 +440,7 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
         for i, (op, av) in enumerate(items)
     ]
     kept = [node for node in nodes if node != _NOTHING]
-    if any(isinstance(node, (Lookahead, Lookbehind)) for node in kept):
+    if any(isinstance(node, (Lookahead, Lookbehind, Boundary)) for node in kept):
         ending = []
         while kept and isinstance(kept[-1], Lookbehind):  # the whole output ends here
             ending.insert(0, kept.pop().at_the_end(_ANY_TEXT))
@@ -444,30 +450,32 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
 
 _LOOKAROUNDS = (_parser.ASSERT, _parser.ASSERT_NOT)
 _ANY_TEXT = Repeat(Chars(SCALAR_VALUES), 0, None)
-_WORD_CHARACTER = [(_parser.IN, [(_parser.CATEGORY, _parser.CATEGORY_WORD)])]
-_BOUNDARIES = {_parser.AT_BOUNDARY: _parser.ASSERT, _parser.AT_NON_BOUNDARY: _parser.ASSERT_NOT}
+_BOUNDARIES = frozenset({_parser.AT_BOUNDARY, _parser.AT_NON_BOUNDARY})
 
 
-def _edges_as_lookarounds(
-    items: Sequence[tuple], context: _Context, first: int, last: int
-) -> list[tuple]:
-    """The assertions about what lies outside the whole output, where they decide
-    only what it starts or ends with: ``\\b`` where the output starts is
-    ``(?=\\w)`` (nothing precedes it), where it ends ``(?<=\\w)``; ``\\B``
-    the negations; a negative lookbehind of one or more characters where the
-    output starts always holds and is dropped (``(?<!\\\\)"``)."""
-    rewritten: list[tuple] = []
+def _top_level(
+    op: object, av: object, context: _Context
+) -> Node | Lookahead | Lookbehind | Boundary:
+    """A node of the pattern's own sequence, where lookarounds and word boundaries
+    are markers that ``lookarounds.resolved`` applies to the nodes around them."""
+    if op in _LOOKAROUNDS:
+        return _lookaround(op, av, context)
+    if op is _parser.AT and av in _BOUNDARIES:
+        word = python_class_escapes(context.ascii)[r"\w"]
+        return Boundary(word, complement(word), av is _parser.AT_NON_BOUNDARY, 0)
+    return _node(op, av, context)
+
+
+def _without_edge_lookbehinds(items: Sequence[tuple], context: _Context, first: int) -> list[tuple]:
+    """The items less a negative lookbehind of one or more characters where the
+    output starts: nothing precedes the output, so it always holds (``(?<!\\\\)"``)."""
+    kept = []
     for i, (op, av) in enumerate(items):
         at_start = context.at_start and i <= first
-        at_end = context.at_end and i >= last
-        if op is _parser.AT and av in _BOUNDARIES and (at_start or at_end):
-            direction = 1 if at_start else -1
-            rewritten.append((_BOUNDARIES[av], (direction, _WORD_CHARACTER)))
-        elif op is _parser.ASSERT_NOT and av[0] < 0 and at_start and _consumes(av[1]):
+        if op is _parser.ASSERT_NOT and av[0] < 0 and at_start and _consumes(av[1]):
             continue
-        else:
-            rewritten.append((op, av))
-    return rewritten
+        kept.append((op, av))
+    return kept
 
 
 def _consumes(items: Sequence[tuple]) -> bool:

@@ -809,8 +809,8 @@ def test_invalid_schema_is_refused_with_its_location(schema: object, expected: s
 
 def test_pattern_error_carries_the_offset() -> None:
     with pytest.raises(ConstraintError) as caught:
-        compile_json_schema({"properties": {"a": {"pattern": "ab\\b"}}})
-    assert caught.value.position == 2
+        compile_json_schema({"properties": {"a": {"pattern": "a(b\\b)"}}})
+    assert caught.value.position == 3
     assert str(caught.value).startswith(
         "pattern at /properties/a: unsupported regex feature 'word boundary"
     )
@@ -1099,6 +1099,9 @@ def test_unicode_property_escapes(pattern: str, matching: list[str], other: list
         ("(?m)^ab$", ["ab"], ["abc"]),
         ("^(?<year>\\d{4})-(?<month>0[1-9]|1[0-2])$", ["2024-05"], ["2024-13", "24-05"]),
         ("^(?P<id>[a-z]+)-\\d+$", ["ab-1"], ["ab-", "AB-1"]),
+        ("\\bcat\\b", ["cat", "a cat!", "cat-1"], ["cats", "bobcat", "caté"]),
+        ("^[A-Z]{2}\\b", ["AB", "AB-12", "AB 1"], ["ABC", "AB_"]),
+        ("foo\\B", ["foox"], ["foo", "foo."]),
     ],
 )
 def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]) -> None:
@@ -1124,7 +1127,7 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
         ("(?x)a", "unsupported regex flag 'x'", 0),
         ("(?i)\\p{Lu}", "a Unicode property under (?i)", 4),
         ("a\\1", "backreference", 1),
-        ("\\bword", "word boundary", 0),
+        ("(\\bword)", "word boundary", 1),
         ("\\p{Latin}", "a script needs its key: \\p{Script=Latin}", 0),
         ("\\p{letter}", "unknown Unicode property 'letter'", 0),
         ("a\\p{L", "written \\p{Name}", 1),

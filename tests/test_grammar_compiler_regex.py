@@ -251,8 +251,6 @@ def test_anchor_in_the_middle_is_rejected_where_it_is(
         ("(?>ab)", "atomic group (?>...)", 0),
         ("xa*+", "possessive quantifier", 2),
         ("a{2,3}+", "possessive quantifier", 1),
-        (r"a\bb", r"word boundary \b", 1),
-        (r"a\Bb", r"non-word boundary \B", 1),
         (r"(\bword)+", r"word boundary \b", 1),
         ("(?t)a", "template flag (?t)", 0),
         (f"a{{{MAX_REPEAT + 1}}}", f"repetition count above {MAX_REPEAT}", 1),
@@ -291,6 +289,37 @@ def test_boundaries_where_the_output_starts_or_ends(
     """Nothing lies outside the output, so there ``\\b`` and ``\\B`` only say what
     it starts or ends with, and a negative lookbehind at its start always holds."""
     _assert_agrees(pattern, good, bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"foo\b.*", ["foo", "foo bar", "foo."], ["foob", "foo_"]),
+        (r"\w+\b \b\w+", ["ab cd"], ["ab  cd"]),
+        (r"a\Bb", ["ab"], ["a b"]),
+        (r"[a-z]+\b[^a-z]*", ["ab", "ab-", "ab 1"], ["ab_", "ab1"]),
+        (r"(?:a|-)\b(?:b|-)", ["a-", "-b"], ["ab", "--"]),
+        (r"\d+\B\d*", ["12", "123"], ["1"]),
+        (r"\b[A-Z]{2,}\b \b[A-Z]{2,}\b", ["AB CD", "ABC DE"], ["AB C", "AB  CD"]),
+        (
+            r"https?://[-a-z0-9.]{1,256}\.[a-z()]{1,6}\b[-a-z0-9()/?=]*",
+            ["https://example.com", "http://a.io/x?y=1"],
+            ["https://example.((", "https://example.("],
+        ),
+        (r"(?=.*\d)\w+\b.*", ["a1", "ab 1"], ["ab c"]),
+    ],
+)
+def test_boundaries_inside_the_pattern(pattern: str, good: list[str], bad: list[str]) -> None:
+    """``\\b`` between two parts of the pattern's sequence cuts both sides to how
+    they may end and start (``word_boundaries``); counts stay counts."""
+    _assert_agrees(pattern, good, bad)
+
+
+def test_a_boundary_no_text_satisfies_is_located() -> None:
+    with pytest.raises(ConstraintError) as caught:
+        compile_regex(r"xa\bb")
+    assert "no text satisfies the word boundary" in caught.value.message
+    assert caught.value.position == 2
 
 
 def test_unicode_flag_is_refused_by_name() -> None:
