@@ -25,9 +25,17 @@ from dataclasses import dataclass
 
 from grammar_compiler import regex_automaton
 from grammar_compiler.code_points import Ranges
-from grammar_compiler.regex_emit import PATTERN_SYNTAX, Chars, Node, Repeat, Seq, emit
+from grammar_compiler.regex_emit import (
+    PATTERN_SYNTAX,
+    Chars,
+    Node,
+    Repeat,
+    Seq,
+    emit,
+    length_bounds,
+)
 from grammar_compiler.regex_lengths import restrict_length
-from grammar_compiler.word_boundaries import at_boundary
+from grammar_compiler.word_boundaries import at_boundary, without_empty
 
 EXACT_COUNT_TREE = 400
 """The most parts a result with its count inside may take (``^(?!0+$)[0-9]{6,10}$``
@@ -116,23 +124,40 @@ def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
 
 
 def _joined(items: list[Node | Boundary]) -> Node:
-    """The items in a row, each word boundary between them applied."""
-    for index, item in enumerate(items):
-        if isinstance(item, Boundary):
-            before = items[:index]
-            node = at_boundary(
-                before[0] if len(before) == 1 else Seq(tuple(before)),  # type: ignore[arg-type]
-                _joined(items[index + 1 :]),
-                item.word,
-                item.other,
-                negated=item.negative,
+    """The items in a row, each word boundary applied to all the text before it
+    and what follows it up to the next one (the last one: to the end).
+
+    Raises:
+        BoundaryError: no text satisfies a boundary, or a part between two
+            boundaries may be empty (whose characters would then decide both).
+    """
+    marks = [index for index, item in enumerate(items) if isinstance(item, Boundary)]
+    if not marks:
+        return _row(items)  # type: ignore[arg-type]
+    before = _row(items[: marks[0]])  # type: ignore[arg-type]
+    for number, mark in enumerate(marks):
+        boundary = items[mark]
+        assert isinstance(boundary, Boundary)
+        last = number + 1 == len(marks)
+        part = _row(items[mark + 1 : len(items) if last else marks[number + 1]])  # type: ignore[arg-type]
+        if not last and length_bounds(part)[0] == 0:
+            raise BoundaryError(
+                "a part between two word boundaries that may be empty is not supported",
+                boundary.start,
             )
-            if node is None:
-                raise BoundaryError("no text satisfies the word boundary", item.start)
-            return node
-    if len(items) == 1:
-        return items[0]  # type: ignore[return-value]
-    return Seq(tuple(items))  # type: ignore[arg-type]
+        joined = at_boundary(before, part, boundary.word, boundary.other, negated=boundary.negative)
+        if joined is None:
+            raise BoundaryError("no text satisfies the word boundary", boundary.start)
+        before = joined
+    if any(items[mark].negative for mark in marks):  # type: ignore[union-attr]
+        before = without_empty(before)  # type: ignore[assignment]
+        if before is None:
+            raise BoundaryError("no text satisfies the word boundary", items[marks[0]].start)  # type: ignore[union-attr]
+    return before
+
+
+def _row(items: list[Node]) -> Node:
+    return items[0] if len(items) == 1 else Seq(tuple(items))
 
 
 def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:

@@ -9,6 +9,11 @@ to its texts that end with a word character, ``X_n`` to those that end with
 another one or are empty (the start of the text counts as no word), and
 ``Y_w``/``Y_n`` likewise for how Y starts.
 
+Each boundary is applied to all the text before it and to what follows it
+up to the next boundary (the last: to the end), so a part between two
+boundaries must not be able to be empty (``lookarounds`` refuses it). A
+``\\B`` never matches an empty text (Python's ``re`` says so).
+
 The cuts are made on the tree itself, not with automata: a character keeps
 the part of its set that fits, a sequence ends with its last item that is
 not empty, a repeat with its last repetition. So counts stay counts
@@ -22,6 +27,7 @@ from grammar_compiler.code_points import Ranges, intersect
 from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq, length_bounds
 
 _EMPTY = Seq(())
+_ANY: Ranges = ((0, 0x10FFFF),)
 
 
 def at_boundary(
@@ -45,6 +51,14 @@ def at_boundary(
     )
     joined = [Seq((a, b)) for a, b in pairs if a is not None and b is not None]
     return _alternatives(joined)
+
+
+def without_empty(node: Node) -> Node | None:
+    """``node`` less the empty text: Python's ``re`` finds no ``\\B`` in an empty
+    text (``regex`` and ECMA-262 do), so a pattern with one never writes it."""
+    if length_bounds(node)[0] > 0:
+        return node
+    return _edge(node, _ANY, last=False)
 
 
 def _or_empty(edge: Node | None, node: Node) -> Node | None:

@@ -479,6 +479,32 @@ def test_random_patterns_agree_with_python(seed: int) -> None:
                 assert xgrammar.accepts_prefix(text) == expected, (pattern, text)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_random_word_boundaries_agree_with_python(seed: int) -> None:
+    """Random atoms joined by nothing, ``\\b`` or ``\\B``: full matches against ``re``."""
+    rng = random.Random(seed)
+    compiled = matched = 0
+    for _ in range(100):
+        pattern = rng.choice(["", r"\b", r"\B"])
+        for _ in range(rng.randint(1, 3)):
+            pattern += rng.choice(_ATOMS) + rng.choice(_QUANTIFIERS)
+            pattern += rng.choice(["", "", r"\b", r"\B"])
+        texts = ["".join(rng.choices(_TEXT_CHARACTERS, k=rng.randint(0, 4))) for _ in range(60)]
+        try:
+            xgrammar = _Xgrammar(pattern)
+        except ConstraintError as error:
+            if "may be empty" in error.message:  # refused: two boundaries could meet
+                continue
+            assert "no text satisfies the word boundary" in error.message, (pattern, error)
+            assert not any(matches(pattern, text) for text in texts), pattern
+            continue
+        compiled += 1
+        for text in texts:
+            assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
+            matched += matches(pattern, text)
+    assert compiled > 40 and matched > 40, (compiled, matched)
+
+
 # ---------------------------------------------------------------------------
 # The error type
 
