@@ -206,6 +206,7 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.ignore_case = False  # (?i), Python's: see ``case_folding``
+        self.lookahead_at_start = False  # the top alternative being read starts with ^
 
     def error(self, message: str, position: int | None = None) -> PatternError:
         return PatternError(message, self.pos if position is None else position)
@@ -233,6 +234,7 @@ class _Parser:
         while self.peek() == "^":
             anchored_start = True
             self.pos += 1
+        self.lookahead_at_start = anchored_start
         items = self._sequence(nested=False)
         anchored_end = False
         while self.peek() == "$":
@@ -265,7 +267,7 @@ class _Parser:
         except lookarounds.LookaroundError as error:
             raise self.error(error.message, error.start) from None
 
-    def _lookaround(self) -> Lookahead | Lookbehind:
+    def _lookaround(self, at_start: bool) -> Lookahead | Lookbehind:
         """``(?=...)``, ``(?!...)`` in a top-level sequence: what the rest of the
         text must (must not) start with, a ``$`` may end its alternatives;
         ``(?<=...)``, ``(?<!...)``: what the text before must (not) end with."""
@@ -273,19 +275,21 @@ class _Parser:
         behind = self.text.startswith("(?<", start)
         negative = self.text.startswith("!", start + 2 + behind)
         self.pos += 3 + behind
-        options = [self._lookaround_alternative(behind)]
+        options = [self._lookaround_alternative(behind, at_start)]
         while self.peek() == "|":
             self.pos += 1
-            options.append(self._lookaround_alternative(behind))
+            options.append(self._lookaround_alternative(behind, at_start))
         if self.peek() != ")":
             raise self.error("missing ')'", start)
         self.pos += 1
         node = options[0] if len(options) == 1 else Alt(tuple(options))
         return (Lookbehind if behind else Lookahead)(node, negative, start)
 
-    def _lookaround_alternative(self, behind: bool) -> Node:
+    def _lookaround_alternative(self, behind: bool, at_start: bool) -> Node:
         if behind:
             return _sequence_node(self._sequence(nested=True))
+        while at_start and self.peek() == "^":
+            self.pos += 1
         items = self._sequence(nested=True, may_end=True)
         if self.peek() == "$":
             self.pos += 1
@@ -315,7 +319,11 @@ class _Parser:
             if char == "$" and (not nested or may_end):
                 break
             if not nested and self.text.startswith(("(?=", "(?!", "(?<=", "(?<!"), self.pos):
-                items.append(self._lookaround())
+                # one where the text starts may say so (Pydantic's Decimal: ^(?!^[-+.]*$)...)
+                at_start = self.lookahead_at_start and not any(
+                    isinstance(item, Node) for item in items
+                )
+                items.append(self._lookaround(at_start))
                 continue
             if not nested and self.text.startswith(("\\b", "\\B"), self.pos):
                 items.append(_boundary(negative=self.peek(1) == "B", start=self.pos))

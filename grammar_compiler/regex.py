@@ -488,7 +488,8 @@ def _lookaround(op: object, av: object, context: _Context) -> Lookahead | Lookbe
     """A lookahead's text is what follows it to the end of the output, unless
     it ends with ``$`` (``(?!admin$)``); a lookbehind's ends where it stands."""
     direction, items = av
-    inner = replace(context, at_start=False, at_end=False)
+    # a lookahead where the output starts may say so (Pydantic's Decimal: ^(?!^[-+.]*$)...)
+    inner = replace(context, at_start=context.at_start and direction > 0, at_end=False)
     if direction < 0:
         return Lookbehind(_sequence_node(list(items), inner), op is _parser.ASSERT_NOT, 0)
     return Lookahead(_lookahead_text(list(items), inner), op is _parser.ASSERT_NOT, 0)

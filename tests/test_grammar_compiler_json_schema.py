@@ -1102,6 +1102,8 @@ def test_unicode_property_escapes(pattern: str, matching: list[str], other: list
         ("\\bcat\\b", ["cat", "a cat!", "cat-1"], ["cats", "bobcat", "caté"]),
         ("^[A-Z]{2}\\b", ["AB", "AB-12", "AB 1"], ["ABC", "AB_"]),
         ("foo\\B", ["foox"], ["foo", "foo."]),
+        # Pydantic's Decimal: a ^ inside a lookahead where the text starts
+        ("^(?!^[-+.]*$)[+-]?0*\\d*\\.?\\d*$", ["1.5", "-0.25", "7"], ["-", "", "+.", "1e3"]),
     ],
 )
 def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]) -> None:

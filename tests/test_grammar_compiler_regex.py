@@ -315,6 +315,23 @@ def test_boundaries_inside_the_pattern(pattern: str, good: list[str], bad: list[
     _assert_agrees(pattern, good, bad)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (
+            r"^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$",
+            ["1.5", "-0.25"],
+            ["-", "", "+."],
+        ),  # Pydantic's Decimal
+        (r"(?=^\d)\w+", ["1a"], ["a1"]),
+    ],
+)
+def test_a_lookahead_where_the_output_starts_may_anchor_itself(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    _assert_agrees(pattern, good, bad)
+
+
 def test_a_boundary_no_text_satisfies_is_located() -> None:
     with pytest.raises(ConstraintError) as caught:
         compile_regex(r"xa\bb")
