@@ -118,23 +118,31 @@ def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
         while index > 0 and isinstance(items[index - 1], Lookahead):
             index -= 1
             run.insert(0, items[index])  # type: ignore[arg-type]
-        tail = [_looked_ahead(run, _joined(tail))]
-    joined = _joined(tail)
+        tail = [_looked_ahead(run, _joined(tail, at_text_start=index == 0))]
+    joined = _joined(tail, at_text_start=True)
     return joined if isinstance(joined, Seq) else Seq((joined,))
 
 
-def _joined(items: list[Node | Boundary]) -> Node:
+def _joined(items: list[Node | Boundary], *, at_text_start: bool) -> Node:
     """The items in a row, each word boundary applied to all the text before it
     and what follows it up to the next one (the last one: to the end).
 
+    ``at_text_start``: whether the items begin the text; if not (they follow a
+    lookahead), a boundary's character before must be among them.
+
     Raises:
-        BoundaryError: no text satisfies a boundary, or a part between two
-            boundaries may be empty (whose characters would then decide both).
+        BoundaryError: no text satisfies a boundary, or the character on one
+            side of it could come from outside the part it joins.
     """
     marks = [index for index, item in enumerate(items) if isinstance(item, Boundary)]
     if not marks:
         return _row(items)  # type: ignore[arg-type]
     before = _row(items[: marks[0]])  # type: ignore[arg-type]
+    if not at_text_start and length_bounds(before)[0] == 0:
+        raise BoundaryError(
+            "a word boundary where the text before it may end at a lookahead is not supported",
+            items[marks[0]].start,  # type: ignore[union-attr]
+        )
     for number, mark in enumerate(marks):
         boundary = items[mark]
         assert isinstance(boundary, Boundary)
