@@ -41,9 +41,11 @@ end and start (``word_boundaries``), with ASCII word characters on the word
 side (ECMA-262's) and what neither engine counts as one on the other (the
 judge's ``regex`` reads ``\w`` as Unicode): ``\bcat\b`` never writes
 ``caté``. Lookaheads in a top-level
-sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``) and lookbehinds that end it
-(``[a-z.]+(?<!\.)$``) are applied to what follows (precedes) them with
-automata (``lookarounds``); a count after them is folded back in as a
+sequence (``^(?=.*\d)(?!admin$)[a-z\d]{3,}$``, one where the text starts
+may begin with ``^``: Pydantic's Decimal, ``^(?!^[-+.]*$)...``) and
+lookbehinds (``[a-z.]+(?<!\.)$``, ``^[a-z0-9-]{1,63}(?<!-)(\.[a-z0-9-]+)*$``)
+are applied to what follows (precedes) them with automata or on the tree
+(``lookarounds``); a count after them is folded back in as a
 length (``restrict_length``), a subset where several parts vary. Unicode
 property escapes (``\p{L}``) are the sets the judge's ``regex`` package
 matches (``unicode_properties``).
@@ -248,17 +250,13 @@ class _Parser:
             )
         ending: list[Lookahead] = []
         while anchored_end and items and isinstance(items[-1], Lookbehind):
+            if items[-1].kept_in_place(items):
+                break
             ending.insert(0, items.pop().at_the_end(_ANYTHING))
         if not anchored_start:
             items.insert(0, _ANYTHING)
         if not anchored_end:
             items.append(_ANYTHING)
-        stray = next((item for item in items if isinstance(item, Lookbehind)), None)
-        if stray is not None:
-            raise self.error(
-                "lookbehind is only supported at the end of the pattern, before '$'",
-                stray.start,
-            )
         return self._resolved([*ending, *items])
 
     def _resolved(self, items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:

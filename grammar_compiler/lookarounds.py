@@ -1,4 +1,4 @@
-"""Lookaheads and lookbehinds of a regex's top-level sequence, applied with automata.
+r"""Lookaheads and lookbehinds of a regex's top-level sequence, applied with automata.
 
 Both regex dialects read here (ECMA-262 patterns, ``ecma_regex``; Python
 regexes, ``regex``) hand over the top-level sequence of one alternative as
@@ -8,6 +8,13 @@ lookaheads cuts what follows it to the texts it allows (``regex_automaton``:
 intersection, or difference for ``(?!``); a lookbehind that ends the text
 says what the whole text ends with, so it becomes a lookahead at the start
 (``Lookbehind.at_the_end``).
+
+A lookbehind inside the sequence cuts all the text before it (the text
+starts there, or, after a lookahead, what it looks at lies after that):
+``^[a-z0-9-]{1,63}(?<!-)(\.[a-z0-9-]+)*$``. Lookarounds about one character
+(``(?!-)``, ``(?=\d)``, ``(?<!-)``, and a lookbehind of one that ends the
+text) are cut on the tree itself (``word_boundaries``), where counts stay
+counts; so is a word boundary (``Boundary``).
 
 Counts over one set (``[0-9]{6,10}``, ``.{8,}``, a length check such as
 ``(?=.{1,253}$)``) become a state per character. A count after the
@@ -24,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grammar_compiler import regex_automaton
-from grammar_compiler.code_points import Ranges
+from grammar_compiler.code_points import Ranges, minus
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Chars,
@@ -35,7 +42,12 @@ from grammar_compiler.regex_emit import (
     length_bounds,
 )
 from grammar_compiler.regex_lengths import restrict_length
-from grammar_compiler.word_boundaries import at_boundary, without_empty
+from grammar_compiler.word_boundaries import (
+    at_boundary,
+    ending_with,
+    starting_with,
+    without_empty,
+)
 
 EXACT_COUNT_TREE = 400
 """The most parts a result with its count inside may take (``^(?!0+$)[0-9]{6,10}$``
@@ -45,6 +57,7 @@ LONG_REGEX = 16_000
 _PRINTABLE_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
 """Printable ASCII but ``"`` and backslash, which a patterned JSON string cannot hold."""
 _ASCII_TEXT = Repeat(Chars(_PRINTABLE_ASCII), 0, None)
+_ANY_CHARACTERS = Repeat(Chars(((0, 0xD7FF), (0xE000, 0x10FFFF))), 0, None)
 
 
 class LookaroundError(ValueError):
@@ -77,6 +90,12 @@ class Lookbehind:
     negative: bool
     start: int
 
+    def kept_in_place(self, items: list) -> bool:
+        """Whether, ending ``items``, it is applied where it stands: ``(?<!-)`` on a
+        sequence without lookaheads is cut on the tree (``ending_with``), so counts
+        before it stay counts; otherwise it becomes a lookahead (``at_the_end``)."""
+        return isinstance(self.node, Chars) and not any(isinstance(i, Lookahead) for i in items)
+
     def at_the_end(self, anything: Node) -> Lookahead:
         """Ending the text, it says what the whole text must (not) end with:
         a lookahead at the very start (``a(?<!_)$`` is ``(?!.*_$)a$``)."""
@@ -101,12 +120,7 @@ def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
         LookaroundError: a lookbehind not at the end, no text left, or automata
             past their bounds.
     """
-    stray = next((item for item in items if isinstance(item, Lookbehind)), None)
-    if stray is not None:
-        raise LookaroundError(
-            "lookbehind is only supported at the end of the pattern, before '$'", stray.start
-        )
-    tail: list[Node | Boundary] = []
+    tail: list[Node | Boundary | Lookbehind] = []
     index = len(items)
     while index > 0:
         index -= 1
@@ -123,45 +137,125 @@ def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
     return joined if isinstance(joined, Seq) else Seq((joined,))
 
 
-def _joined(items: list[Node | Boundary], *, at_text_start: bool) -> Node:
-    """The items in a row, each word boundary applied to all the text before it
-    and what follows it up to the next one (the last one: to the end).
+def _joined(items: list[Node | Boundary | Lookbehind], *, at_text_start: bool) -> Node:
+    """The items in a row, each word boundary and lookbehind applied to all the
+    text before it (a boundary also to what follows it up to the next mark,
+    the last one to the end).
 
     ``at_text_start``: whether the items begin the text; if not (they follow a
-    lookahead), a boundary's character before must be among them.
+    lookahead), what a mark looks at before it must be among them.
 
     Raises:
-        BoundaryError: no text satisfies a boundary, or the character on one
-            side of it could come from outside the part it joins.
+        LookaroundError: no text satisfies a mark, what it looks at could lie
+            outside the items, or the automata are past their bounds.
     """
-    marks = [index for index, item in enumerate(items) if isinstance(item, Boundary)]
+    marks = [i for i, item in enumerate(items) if isinstance(item, (Boundary, Lookbehind))]
     if not marks:
         return _row(items)  # type: ignore[arg-type]
     before = _row(items[: marks[0]])  # type: ignore[arg-type]
-    if not at_text_start and length_bounds(before)[0] == 0:
-        raise BoundaryError(
-            "a word boundary where the text before it may end at a lookahead is not supported",
-            items[marks[0]].start,  # type: ignore[union-attr]
-        )
     for number, mark in enumerate(marks):
-        boundary = items[mark]
-        assert isinstance(boundary, Boundary)
+        item = items[mark]
         last = number + 1 == len(marks)
         part = _row(items[mark + 1 : len(items) if last else marks[number + 1]])  # type: ignore[arg-type]
+        if isinstance(item, Lookbehind):
+            before = Seq((_looked_behind(item, before, at_text_start), part))
+            continue
+        assert isinstance(item, Boundary)
+        if not at_text_start and length_bounds(before)[0] == 0:
+            raise BoundaryError(
+                "a word boundary where the text before it may end at a lookahead is not supported",
+                item.start,
+            )
         if not last and length_bounds(part)[0] == 0:
             raise BoundaryError(
-                "a part between two word boundaries that may be empty is not supported",
-                boundary.start,
+                "a part between a word boundary and the next mark that may be empty is not "
+                "supported",
+                item.start,
             )
-        joined = at_boundary(before, part, boundary.word, boundary.other, negated=boundary.negative)
+        joined = at_boundary(before, part, item.word, item.other, negated=item.negative)
         if joined is None:
-            raise BoundaryError("no text satisfies the word boundary", boundary.start)
+            raise BoundaryError("no text satisfies the word boundary", item.start)
         before = joined
-    if any(items[mark].negative for mark in marks):  # type: ignore[union-attr]
-        before = without_empty(before)  # type: ignore[assignment]
-        if before is None:
-            raise BoundaryError("no text satisfies the word boundary", items[marks[0]].start)  # type: ignore[union-attr]
+    negated = [items[mark] for mark in marks if getattr(items[mark], "negative", False)]
+    if any(isinstance(item, Boundary) for item in negated):
+        nonempty = without_empty(before)
+        if nonempty is None:
+            raise BoundaryError("no text satisfies the word boundary", negated[0].start)  # type: ignore[union-attr]
+        before = nonempty
     return before
+
+
+def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) -> Node:
+    """``before`` (all the text before the lookbehind) cut to what it allows."""
+    _, longest = length_bounds(lookbehind.node)
+    shortest_before, _ = length_bounds(before)
+    if not at_text_start and (longest is None or shortest_before < longest):
+        raise LookaroundError(
+            "a lookbehind that may look back past a lookahead is not supported", lookbehind.start
+        )
+    if isinstance(lookbehind.node, Chars):  # (?<!-): on the tree, where counts stay counts
+        cut = ending_with(before, lookbehind.node.ranges, negated=lookbehind.negative)
+        if cut is None:
+            raise LookaroundError("no text satisfies the lookbehind", lookbehind.start)
+        return cut
+    ending = Seq((_ANY_CHARACTERS, lookbehind.node))
+    combine = regex_automaton.difference if lookbehind.negative else regex_automaton.intersection
+    counted = _count_over_one_set(before)  # [a-z0-9-]{1,63}: cut S*, then count again
+    try:
+        if counted is None:
+            cut = combine(before, ending)
+        else:
+            base, low, high = counted
+            cut = combine(base, ending)
+            cut = None if cut is None else restrict_length(cut, low, high)
+    except regex_automaton.TooComplex as error:
+        raise LookaroundError(
+            f"the lookbehind cannot be written as one regex: {error}", lookbehind.start
+        ) from None
+    if cut is None:
+        raise LookaroundError("no text satisfies the lookbehind", lookbehind.start)
+    return cut
+
+
+def _one_character(lookahead: Lookahead, rest: Node) -> tuple[Ranges, bool] | None:
+    """``(?=[set])``/``(?![set])``, a lookahead about the first character, as
+    (set, False); ``(?!.*[set]$)``, about the last (a lookbehind that ends the
+    text, ``Lookbehind.at_the_end``), as (set, True); else None. The ``.*`` must
+    hold every character ``rest`` may hold."""
+    node = lookahead.node
+    if not (isinstance(node, Seq) and len(node.items) == 2):
+        return None
+    for edge, anything, last in ((node.items[0], node.items[1], False), (*node.items[::-1], True)):
+        if (
+            isinstance(edge, Chars)
+            and isinstance(anything, Repeat)
+            and (anything.low, anything.high) == (0, None)
+            and isinstance(anything.item, Chars)
+            and _covers(anything.item.ranges, rest)
+        ):
+            return edge.ranges, last
+    return None
+
+
+def _length_only(lookahead: Lookahead, rest: Node) -> bool:
+    """Whether the lookahead only bounds the length (``(?=.{1,253}$)``): a count
+    over a set holding every character ``rest`` may hold."""
+    counted = None if lookahead.negative else _count_over_one_set(lookahead.node)
+    if counted is None:
+        return False
+    base = counted[0]
+    assert isinstance(base, Repeat) and isinstance(base.item, Chars)
+    return _covers(base.item.ranges, rest)
+
+
+def _covers(ranges: Ranges, node: Node) -> bool:
+    """Whether every character ``node`` may hold is in ``ranges``."""
+    if isinstance(node, Chars):
+        return minus(node.ranges, ranges) == ()
+    if isinstance(node, Repeat):
+        return _covers(ranges, node.item)
+    parts = node.items if isinstance(node, Seq) else node.options
+    return all(_covers(ranges, part) for part in parts)
 
 
 def _row(items: list[Node]) -> Node:
@@ -169,6 +263,26 @@ def _row(items: list[Node]) -> Node:
 
 
 def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
+    edges = [_one_character(lookahead, rest) for lookahead in run]
+    simple = (
+        edge is not None or _length_only(lookahead, rest)
+        for lookahead, edge in zip(run, edges, strict=True)
+    )
+    if all(simple):
+        # (?!-), (?=\d), (?!.*-$) beside length checks only: cut on the tree, where
+        # counts stay counts
+        for lookahead, edge in zip(run, edges, strict=True):
+            if edge is None:
+                continue
+            chars, last = edge
+            cut_edge = ending_with if last else starting_with
+            cut = cut_edge(rest, chars, negated=lookahead.negative)
+            if cut is None:
+                raise LookaroundError("no text satisfies the lookahead", lookahead.start)
+            rest = cut
+        run = [lookahead for lookahead, edge in zip(run, edges, strict=True) if edge is None]
+        if not run:
+            return rest
     counted = _count_over_one_set(rest)
     if counted is not None:
         try:
@@ -209,6 +323,14 @@ def _cut(run: list[Lookahead], rest: Node, low: int, high: int | None, max_size:
         steps.append(Lookahead(node, False, lookahead.start))
     allowed: Node | None = rest
     for step in steps:
+        node = step.node
+        if (
+            not step.negative
+            and isinstance(node, Repeat)
+            and isinstance(node.item, Chars)
+            and _covers(node.item.ranges, allowed)
+        ):
+            continue  # .{1,253}: a length, nothing more
         combine = regex_automaton.difference if step.negative else regex_automaton.intersection
         allowed = combine(allowed, step.node, max_size=max_size)
         if allowed is None:

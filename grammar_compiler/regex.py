@@ -51,10 +51,13 @@ Translation rules (Python pattern -> xgrammar regex):
   xgrammar forces the former in time quadratic in ``m`` (``regex_emit``).
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
 
-Lookaheads in the pattern's own sequence (or one of its top-level
-alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, and lookbehinds that end it,
-``[a-z-]+(?<!-)``, are applied with automata (``lookarounds``): the whole
-output is matched, so a lookahead cuts what follows it to the end.
+Lookarounds in the pattern's own sequence (or one of its top-level
+alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, ``[a-z-]+(?<!-)``,
+``[a-z]+(?<!-)\.com``, are applied with automata or on the tree
+(``lookarounds``): the whole output is matched, so a lookahead cuts what
+follows it to the end and a lookbehind what precedes it from the start (a
+lookahead where the output starts may say so with ``^``: Pydantic's
+``^(?!^[-+.]*$)...``).
 
 ``\b`` and ``\B`` in that sequence say what the text on each side ends and
 starts with (where the output starts or ends: nothing, no word), and are
@@ -443,6 +446,8 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
     if any(isinstance(node, (Lookahead, Lookbehind, Boundary)) for node in kept):
         ending = []
         while kept and isinstance(kept[-1], Lookbehind):  # the whole output ends here
+            if kept[-1].kept_in_place(kept):
+                break
             ending.insert(0, kept.pop().at_the_end(_ANY_TEXT))
         return lookarounds.resolved([*ending, *kept])
     return kept[0] if len(kept) == 1 else Seq(tuple(kept))

@@ -23,7 +23,7 @@ states.
 
 from __future__ import annotations
 
-from grammar_compiler.code_points import Ranges, intersect
+from grammar_compiler.code_points import Ranges, complement, intersect
 from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq, length_bounds
 
 _EMPTY = Seq(())
@@ -51,6 +51,22 @@ def at_boundary(
     )
     joined = [Seq((a, b)) for a, b in pairs if a is not None and b is not None]
     return _alternatives(joined)
+
+
+def starting_with(node: Node, chars: Ranges, *, negated: bool) -> Node | None:
+    """The texts of ``node`` whose first character is in ``chars`` (``negated``:
+    that are empty or start with another): a one-character lookahead, ``(?!-)``."""
+    if not negated:
+        return _edge(node, chars, last=False)
+    return _or_empty(_edge(node, complement(chars), last=False), node)
+
+
+def ending_with(node: Node, chars: Ranges, *, negated: bool) -> Node | None:
+    """The texts of ``node`` whose last character is in ``chars`` (``negated``: that
+    are empty or end with another): a one-character lookbehind, ``(?<!-)``."""
+    if not negated:
+        return _edge(node, chars, last=True)
+    return _or_empty(_edge(node, complement(chars), last=True), node)
 
 
 def without_empty(node: Node) -> Node | None:

@@ -1122,7 +1122,7 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
     ("pattern", "message", "position"),
     [
         ("(a(?=b))", "lookahead", 2),
-        ("a(?<!b)", "lookbehind is only supported at the end", 1),
+        ("^a(?=b)b(?<=ab)c", "may look back past a lookahead", 8),
         ("(?<1>a)", "group name (?<name>...)", 0),
         ("(?P<n>a)(?P=n)", "backreference (?P=name)", 8),
         ("(?P>n)", "Python-only group", 0),

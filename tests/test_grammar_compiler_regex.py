@@ -332,6 +332,31 @@ def test_a_lookahead_where_the_output_starts_may_anchor_itself(
     _assert_agrees(pattern, good, bad)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"[a-z]+(?<!x)-[a-z]+", ["ab-c"], ["ax-c"]),
+        (r"ab(?<=b)c", ["abc"], []),
+        (r"a(?=b)b(?<=b)c", ["abc"], []),
+        (r"\w+(?<!_)\b.*", ["ab", "ab cd"], ["a_", "a_ b"]),
+        (r"(?!-)[a-z-]{1,300}(?<!-)", ["a-b", "a"], ["-a", "a-"]),
+        (r"(?=.{1,20}$)(?!-)[a-z-]{1,15}(?<!-)(?:\.[a-z-]{1,15})*", ["a-b.c", "a"], ["-a", "a-.b"]),
+    ],
+)
+def test_lookbehinds_inside_the_pattern_cut_what_precedes_them(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    """A lookbehind mid-pattern looks at all the text before it (which the output
+    starts); one character, ``(?<!-)``, and ``(?!-)`` beside length checks are cut
+    on the tree, so ``{1,300}`` stays a count."""
+    _assert_agrees(pattern, good, bad)
+
+
+def test_a_lookbehind_that_could_see_past_a_lookahead_is_refused() -> None:
+    with pytest.raises(ConstraintError, match="may look back past a lookahead"):
+        compile_regex(r"a(?=b)b(?<=ab)c")
+
+
 def test_a_boundary_whose_character_before_is_outside_its_part_is_refused() -> None:
     """In ``a(?=b)\\bb`` the boundary's character before is the ``a`` before the
     lookahead: cutting only what follows the lookahead would accept ``ab``."""
