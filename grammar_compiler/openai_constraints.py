@@ -8,7 +8,8 @@ a grammar means the same here as there:
     ``regex`` (Python regex, ``regex_constraint``), ``json_schema`` (an
     object or its JSON text, ``compile_json_schema`` strict), ``lark``,
     ``gbnf``, ``ebnf`` (llama.cpp GBNF / xgrammar EBNF), ``bnf`` (the
-    dialect of ``/v1/completion/cfg``) via ``compile_grammar`` (``lark``
+    dialect of ``/v1/completion/cfg``), ``abnf`` (RFC 5234), ``iso-ebnf``
+    and ``w3c-ebnf`` via ``compile_grammar`` (``lark``
     reads llguidance's dialect of Lark, as mistral.rs does), and
     ``llguidance`` (a Lark text in that dialect, or llguidance's
     ``{"grammars": [...]}`` wrapper; see ``llguidance``).
@@ -39,7 +40,10 @@ from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.llguidance import llguidance_constraint
 from grammar_compiler.regex import regex_constraint
 
-GRAMMAR_TYPES = ("regex", "json_schema", "lark", "gbnf", "ebnf", "bnf", "llguidance")
+GRAMMAR_TYPES = (
+    *("regex", "json_schema", "lark", "gbnf", "ebnf", "bnf", "llguidance"),
+    *("abnf", "iso-ebnf", "w3c-ebnf"),
+)
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
 
 

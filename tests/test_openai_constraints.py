@@ -98,6 +98,9 @@ _GRAMMARS = {
     "gbnf": ('root ::= "x" [0-9]+', ["x9"], ["x"], "root ::= missing"),
     "ebnf": ('root ::= ("ab")*', ["", "abab"], ["aba"], 'root ::= "unclosed'),
     "bnf": ("<start> ::= <noun> <verb>", ["noun verb"], ["nounverb"], "<start> ::= <a> |"),
+    "abnf": ('date = 4DIGIT "-" 2DIGIT', ["2024-05"], ["24-05"], "date = <prose>"),
+    "iso-ebnf": ('d = "0" | "1", { "0" } ;', ["0", "100"], ["2"], 'd = "0" |'),
+    "w3c-ebnf": ("d ::= [0-9]+ '%'", ["12%"], ["12"], "d ::= 'x"),
     "llguidance": (
         {"grammars": [{"lark_grammar": 'start: "yes" | "no"'}]},
         ["yes", "no"],

@@ -40,8 +40,8 @@ const ROUTES = {
   bnf: ["/v1/completion/cfg", "/v1/completions (grammar)", "/v1/chat/completions (grammar)"],
   gbnf: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
   lark: ["/v1/completions (grammar)", "/v1/completion/cfg", "/v1/chat/completions (grammar)"],
-  "iso-ebnf": ["/v1/completion/cfg"],
-  abnf: ["/v1/completion/cfg"],
+  "iso-ebnf": ["/v1/completion/cfg", "/v1/completions (grammar)", "/v1/chat/completions (grammar)"],
+  abnf: ["/v1/completion/cfg", "/v1/completions (grammar)", "/v1/chat/completions (grammar)"],
   typescript: ["/v1/completion/typed"],
 };
 
