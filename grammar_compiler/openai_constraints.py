@@ -29,7 +29,7 @@ Errors are ``FieldError``s naming the field (``grammar.value: ...``).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg import compile_grammar
@@ -40,10 +40,19 @@ from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.llguidance import llguidance_constraint
 from grammar_compiler.regex import regex_constraint
 
-GRAMMAR_TYPES = (
-    *("regex", "json_schema", "lark", "gbnf", "ebnf", "bnf", "llguidance"),
-    *("abnf", "iso-ebnf", "w3c-ebnf"),
-)
+GrammarType = Literal[
+    "regex",
+    "json_schema",
+    "lark",
+    "llguidance",
+    "gbnf",
+    "ebnf",
+    "bnf",
+    "abnf",
+    "iso-ebnf",
+    "w3c-ebnf",
+]
+GRAMMAR_TYPES = get_args(GrammarType)
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
 
 

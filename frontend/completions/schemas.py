@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from engine.params import MAX_LOGIT_BIAS
+from grammar_compiler.openai_constraints import GrammarType
 
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64
@@ -37,10 +38,11 @@ class Grammar(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    type: Literal["regex", "json_schema", "lark", "llguidance", "gbnf", "ebnf", "bnf"] = Field(
+    type: GrammarType = Field(
         description="regex: Python-style regular expression; json_schema: a JSON Schema; lark: "
         "a Lark grammar; llguidance: llguidance's JSON wrapper around one Lark grammar or JSON "
-        "schema; gbnf / ebnf / bnf: the BNF dialects of the cfg endpoint (docs/grammars.md)."
+        "schema; gbnf / ebnf / bnf: the BNF dialects of the cfg endpoint; abnf: RFC 5234's "
+        "ABNF; iso-ebnf / w3c-ebnf: standard EBNF (docs/grammars.md)."
     )
     value: str | dict[str, Any] = Field(description="The grammar text, or a JSON object.")
 
