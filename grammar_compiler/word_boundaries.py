@@ -12,13 +12,14 @@ another one or are empty (the start of the text counts as no word), and
 Each boundary is applied to all the text before it and to what follows it
 up to the next boundary (the last: to the end), so a part between two
 boundaries must not be able to be empty (``lookarounds`` refuses it). A
-``\\B`` never matches an empty text (Python's ``re`` says so).
+``\B`` never matches an empty text (Python's ``re`` says so).
 
 The cuts are made on the tree itself, not with automata: a character keeps
 the part of its set that fits, a sequence ends with its last item that is
 not empty, a repeat with its last repetition. So counts stay counts
 (``[a-z]{1,256}\b``) and the result grows with the tree, not with its
-states.
+states. The same cuts apply lookarounds about one character, ``(?!-)`` and
+``(?<!-)`` (``starting_with``, ``ending_with``).
 """
 
 from __future__ import annotations
