@@ -36,6 +36,26 @@ def restrict_length(node: Node, min_length: int, max_length: int | None) -> Node
     return result
 
 
+def may_lose_lengths(node: Node) -> bool:
+    """Whether restricting ``node``'s length may leave out texts of allowed lengths:
+    where two parts of one sequence vary, or a repeated part does, the budget is
+    shared out (alternatives are restricted each on its own)."""
+    return _varying_parts(node) > 1
+
+
+def _varying_parts(node: Node) -> int:
+    low, high = length_bounds(node)
+    if low == high:
+        return 0
+    if isinstance(node, Seq):
+        return sum(_varying_parts(item) for item in node.items)
+    if isinstance(node, Alt):
+        return max(_varying_parts(option) for option in node.options)
+    assert isinstance(node, Repeat)
+    item_low, item_high = length_bounds(node.item)
+    return 1 if item_low == item_high else 2
+
+
 def _at_most(node: Node, limit: int) -> Node | None:
     low, high = length_bounds(node)
     if high is not None and high <= limit:

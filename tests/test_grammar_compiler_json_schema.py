@@ -1257,7 +1257,19 @@ def test_a_short_max_length_beside_a_format_is_folded_in(name: str, max_length: 
     schema = json.dumps({"type": "string", "format": name, "maxLength": max_length})
     constraint, _ = _compiled(schema)
     assert constraint.report.not_enforced == ()
+    assert [entry.keyword for entry in constraint.report.subsets] == ["maxLength"]
     _assert_sound(schema, walks=30)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shared"), [("^[a-z]+$", False), ("^ab[0-9]*c$", False), ("^[a-z]+-[0-9]+$", True)]
+)
+def test_a_length_shared_between_parts_of_a_pattern_is_reported_as_a_subset(
+    pattern: str, shared: bool
+) -> None:
+    """Exact where one part varies; where several do, the report says so."""
+    constraint, _ = _compiled(json.dumps({"type": "string", "pattern": pattern, "maxLength": 6}))
+    assert bool(constraint.report.subsets) == shared
 
 
 # ---------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from grammar_compiler.json_schema.normalize import (
 )
 from grammar_compiler.json_schema.numbers import FRACTION_LIMIT, SAFE_INTEGER, combined_step
 from grammar_compiler.json_schema.pointers import location
+from grammar_compiler.regex_lengths import may_lose_lengths
 
 MAX_MULTIPLE_OF = 1024
 """Largest integer step xgrammar enforces (probed: 1025 is ignored)."""
@@ -235,6 +236,13 @@ class Renderer:
                 f"it cannot be folded into the {regex.label()}",
             )
             bounded = regex.node
+        elif bounded != regex.node and may_lose_lengths(regex.node):
+            self.compiler.subset(
+                "maxLength" if high is not None else "minLength",
+                node.where,
+                f"the length is shared between the parts of the {regex.label()}, so some "
+                "strings of an allowed length are not generated",
+            )
         return {"pattern": ecma_regex.to_xgrammar(bounded)}
 
     def _number(self, node: Node, *, with_fraction: bool) -> tuple[str, Any] | None:
