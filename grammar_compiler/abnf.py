@@ -45,20 +45,17 @@ from grammar_compiler.cfg_tree import (
     Ref,
     Repeat,
     Text,
+    caseless,
     check_output_size,
     check_size,
     choice_of,
-    line_column,
     productive_rules,
     references,
     sequence_of,
     unfinishable_message,
 )
 from grammar_compiler.code_points import minus
-from grammar_compiler.ebnf_writer import write_ebnf
-from grammar_compiler.errors import ConstraintError
-from grammar_compiler.lark_writer import bnf_judge
-from grammar_compiler.xgrammar_errors import xgrammar_complaint
+from grammar_compiler.tree_constraint import tree_constraint
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 _REPEAT = re.compile(r"(\d*)\*(\d*)|(\d+)")
@@ -93,14 +90,7 @@ def compile_abnf(text: str) -> CanonicalConstraint:
     Raises:
         ConstraintError: the grammar is invalid or over a limit, with line and column.
     """
-    grammar = read_abnf(text)
-    ebnf = write_ebnf(grammar)
-    complaint = xgrammar_complaint(ebnf)
-    if complaint is not None:
-        raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
-    return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language="abnf", judge=bnf_judge(grammar)
-    )
+    return tree_constraint(read_abnf(text), "abnf")
 
 
 def read_abnf(text: str) -> Grammar:
@@ -140,10 +130,6 @@ class _Reader(RuleLimits):
         self.rule_offsets: dict[str, int] = {}
         self.uses: dict[str, int] = {}
         self.spelling: dict[str, str] = {}
-
-    def error(self, message: str, offset: int | None = None) -> ConstraintError:
-        line, column = line_column(self.text, self.pos if offset is None else offset)
-        return ConstraintError(message, line=line, column=column)
 
     def describe(self, name: str) -> str:
         return repr(self.spelling.get(name, name))
@@ -271,7 +257,7 @@ class _Reader(RuleLimits):
         if char in _CLOSERS:
             return self._group(char)
         if char == '"':
-            return _either_case(self._quoted())
+            return caseless(self._quoted())
         if char == "%":
             return self._percent()
         if char == "<":
@@ -324,7 +310,7 @@ class _Reader(RuleLimits):
         if kind in ("s", "i") and self.peek(2) == '"':
             self.pos += 2
             text = self._quoted()
-            return Text(text) if kind == "s" else _either_case(text)
+            return Text(text) if kind == "s" else caseless(text)
         if kind not in _BASES:
             raise self.error('expected %x, %d, %b, %s"..." or %i"..."', opening)
         self.pos += 2
@@ -354,15 +340,3 @@ class _Reader(RuleLimits):
         if value > MAX_CODE_POINT:
             raise self.error("a character beyond U+10FFFF", opening)
         return value
-
-
-def _either_case(text: str) -> Node:
-    """``text`` with each ASCII letter matched in either case (ABNF's quoted strings)."""
-    items: list[Node] = []
-    for char in text:
-        if char.isascii() and char.isalpha():
-            codes = sorted({ord(char.lower()), ord(char.upper())})
-            items.append(CharSet(tuple((code, code) for code in codes)))
-        else:
-            items.append(Text(char))
-    return sequence_of(items)

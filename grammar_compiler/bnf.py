@@ -57,10 +57,8 @@ from grammar_compiler.cfg_tree import (
     sequence_of,
     unfinishable_message,
 )
-from grammar_compiler.ebnf_writer import write_ebnf
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.lark_writer import bnf_judge
-from grammar_compiler.xgrammar_errors import xgrammar_complaint
+from grammar_compiler.tree_constraint import tree_constraint
 
 START = "start"
 _BARE_WORD = re.compile(r"\w+")
@@ -79,14 +77,7 @@ def compile_bnf(text: str) -> CanonicalConstraint:
     Raises:
         ConstraintError: the grammar is invalid or over a limit, with line and column.
     """
-    grammar = read_bnf(text)
-    ebnf = write_ebnf(grammar)
-    complaint = xgrammar_complaint(ebnf)
-    if complaint is not None:
-        raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
-    return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language="bnf", judge=bnf_judge(grammar)
-    )
+    return tree_constraint(read_bnf(text), "bnf")
 
 
 def read_bnf(text: str) -> Grammar:

@@ -47,11 +47,14 @@ class RuleLimits:
     it goes (here and in ``iso_ebnf``), so every language reports them alike."""
 
     text: str
+    pos: int
     rule_offsets: dict[str, int]
     alternatives: int
 
     def error(self, message: str, offset: int | None = None) -> ConstraintError:
-        raise NotImplementedError
+        """The error at ``offset`` (at ``pos`` if None), with its line and column."""
+        line, column = line_column(self.text, self.pos if offset is None else offset)
+        return ConstraintError(message, line=line, column=column)
 
     def describe(self, name: str) -> str:
         """A rule name as users write it, for messages."""
@@ -137,10 +140,6 @@ class RuleReader(RuleLimits):
         """Languages that may close a rule with a mark (``;``) skip it here."""
 
     # -- positions and errors ---------------------------------------------------
-
-    def error(self, message: str, offset: int | None = None) -> ConstraintError:
-        line, column = line_column(self.text, self.pos if offset is None else offset)
-        return ConstraintError(message, line=line, column=column)
 
     def escape_error(self, message: str, offset: int) -> EscapeError:
         line, column = line_column(self.text, offset)

@@ -143,6 +143,19 @@ def sequence_of(items: list[Node]) -> Node:
     return joined[0] if len(joined) == 1 else Sequence(tuple(joined))
 
 
+def caseless(value: str) -> Node:
+    """``value`` with each ASCII letter in either case: what ``re.ASCII |
+    re.IGNORECASE`` matches (Lark's ``"..."i``), and ABNF's quoted strings."""
+    items: list[Node] = []
+    for char in value:
+        if char.isascii() and char.isalpha():
+            codes = sorted({ord(char.lower()), ord(char.upper())})
+            items.append(CharSet(tuple((code, code) for code in codes)))
+        else:
+            items.append(Text(char))
+    return sequence_of(items)
+
+
 def choice_of(options: list[Node]) -> Node:
     return options[0] if len(options) == 1 else Choice(tuple(options))
 

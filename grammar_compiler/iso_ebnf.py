@@ -52,7 +52,6 @@ from grammar_compiler.cfg_tree import (
     check_output_size,
     check_size,
     choice_of,
-    line_column,
     merge_ranges,
     productive_rules,
     references,
@@ -60,10 +59,7 @@ from grammar_compiler.cfg_tree import (
     unfinishable_message,
 )
 from grammar_compiler.code_points import minus
-from grammar_compiler.ebnf_writer import write_ebnf
-from grammar_compiler.errors import ConstraintError
-from grammar_compiler.lark_writer import bnf_judge
-from grammar_compiler.xgrammar_errors import xgrammar_complaint
+from grammar_compiler.tree_constraint import tree_constraint
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _W3C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -101,15 +97,7 @@ def compile_iso_ebnf(text: str, *, w3c: bool = False) -> CanonicalConstraint:
     Raises:
         ConstraintError: the grammar is invalid or over a limit, with line and column.
     """
-    grammar = read_iso_ebnf(text, w3c=w3c)
-    ebnf = write_ebnf(grammar)
-    complaint = xgrammar_complaint(ebnf)
-    if complaint is not None:
-        raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
-    language = "w3c-ebnf" if w3c else "iso-ebnf"
-    return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language=language, judge=bnf_judge(grammar)
-    )
+    return tree_constraint(read_iso_ebnf(text, w3c=w3c), "w3c-ebnf" if w3c else "iso-ebnf")
 
 
 def read_iso_ebnf(text: str, *, w3c: bool = False) -> Grammar:
@@ -154,10 +142,6 @@ class _Reader(RuleLimits):
         self.definer = "::=" if w3c else "="
 
     # -- characters -----------------------------------------------------------
-
-    def error(self, message: str, offset: int | None = None) -> ConstraintError:
-        line, column = line_column(self.text, self.pos if offset is None else offset)
-        return ConstraintError(message, line=line, column=column)
 
     def peek(self, ahead: int = 0) -> str:
         at = self.pos + ahead

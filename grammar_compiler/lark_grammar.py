@@ -92,12 +92,12 @@ from grammar_compiler.cfg_tree import (
     Sequence,
     Text,
     Verbatim,
+    caseless,
     check_output_size,
     check_size,
     choice_of,
     sequence_of,
 )
-from grammar_compiler.ebnf_writer import write_ebnf
 from grammar_compiler.embedded_ebnf import embedded_ebnf
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.ignored_runs import EVERY_CHARACTER, IgnoredRuns
@@ -111,7 +111,7 @@ from grammar_compiler.regex import compile_regex, lookaround_in, lookarounds_sta
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import first_characters
-from grammar_compiler.xgrammar_errors import xgrammar_complaint
+from grammar_compiler.tree_constraint import checked_ebnf
 
 try:
     from re import _parser as _regex_parser
@@ -151,12 +151,11 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
     except ConstraintError as err:
         raise dialect.relocated(err) from None
     check_output_size(grammar)
-    ebnf = write_ebnf(grammar)
-    complaint = xgrammar_complaint(ebnf)
-    if complaint is not None:
-        raise ConstraintError(f"grammar not accepted by xgrammar: {complaint.message}")
     return CanonicalConstraint(
-        kind="ebnf", value=ebnf, source_language="lark", judge=_judge(parser, dialect)
+        kind="ebnf",
+        value=checked_ebnf(grammar),
+        source_language="lark",
+        judge=_judge(parser, dialect),
     )
 
 
@@ -544,7 +543,7 @@ class _Translation:
         (not the non-empty one the judge's lexer is given: ``nullable_terminals``)."""
         pattern = self.parser.original_patterns.get(definition.name, definition.pattern)
         if isinstance(pattern, PatternStr):
-            return _caseless(pattern.value) if "i" in pattern.flags else Text(pattern.value)
+            return caseless(pattern.value) if "i" in pattern.flags else Text(pattern.value)
         return self.regex(definition, pattern)
 
     def regex(self, definition: TerminalDef, pattern: PatternRE) -> Node:
@@ -603,18 +602,6 @@ def _shown(name: str) -> str:
     if name.startswith("__ANON"):
         return "(an anonymous regex)"
     return "(an anonymous %ignore pattern)" if name.startswith("__IGNORE") else name
-
-
-def _caseless(value: str) -> Node:
-    """Every ASCII case variant of ``value``: what ``re.ASCII | re.IGNORECASE`` matches."""
-    items: list[Node] = []
-    for char in value:
-        if char.isascii() and char.isalpha():
-            codes = sorted({ord(char.lower()), ord(char.upper())})
-            items.append(CharSet(tuple((code, code) for code in codes)))
-        else:
-            items.append(Text(char))
-    return sequence_of(items)
 
 
 def _lookarounds_stay_inside(regex: str) -> bool:
