@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grammar_compiler import regex_automaton
-from grammar_compiler.code_points import Ranges, minus
+from grammar_compiler.code_points import SCALAR_VALUES, Ranges, minus
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Chars,
@@ -57,7 +57,7 @@ LONG_REGEX = 16_000
 _PRINTABLE_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
 """Printable ASCII but ``"`` and backslash, which a patterned JSON string cannot hold."""
 _ASCII_TEXT = Repeat(Chars(_PRINTABLE_ASCII), 0, None)
-_ANY_CHARACTERS = Repeat(Chars(((0, 0xD7FF), (0xE000, 0x10FFFF))), 0, None)
+_ANY_CHARACTERS = Repeat(Chars(SCALAR_VALUES), 0, None)
 
 
 class LookaroundError(ValueError):
@@ -117,8 +117,8 @@ def resolved(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
     and each word boundary to the two sides it joins.
 
     Raises:
-        LookaroundError: a lookbehind not at the end, no text left, or automata
-            past their bounds.
+        LookaroundError: a mark that looks past a lookahead, no text left, or
+            automata past their bounds.
     """
     tail: list[Node | Boundary | Lookbehind] = []
     index = len(items)
@@ -176,11 +176,11 @@ def _joined(items: list[Node | Boundary | Lookbehind], *, at_text_start: bool) -
         if joined is None:
             raise BoundaryError("no text satisfies the word boundary", item.start)
         before = joined
-    negated = [items[mark] for mark in marks if getattr(items[mark], "negative", False)]
-    if any(isinstance(item, Boundary) for item in negated):
+    negated = [item for item in items if isinstance(item, Boundary) and item.negative]
+    if negated:
         nonempty = without_empty(before)
         if nonempty is None:
-            raise BoundaryError("no text satisfies the word boundary", negated[0].start)  # type: ignore[union-attr]
+            raise BoundaryError("no text satisfies the word boundary", negated[0].start)
         before = nonempty
     return before
 

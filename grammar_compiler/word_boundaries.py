@@ -24,11 +24,10 @@ states. The same cuts apply lookarounds about one character, ``(?!-)`` and
 
 from __future__ import annotations
 
-from grammar_compiler.code_points import Ranges, complement, intersect
+from grammar_compiler.code_points import SCALAR_VALUES, Ranges, complement, intersect
 from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq, length_bounds
 
 _EMPTY = Seq(())
-_ANY: Ranges = ((0, 0x10FFFF),)
 
 
 def at_boundary(
@@ -75,7 +74,7 @@ def without_empty(node: Node) -> Node | None:
     text (``regex`` and ECMA-262 do), so a pattern with one never writes it."""
     if length_bounds(node)[0] > 0:
         return node
-    return _edge(node, _ANY, last=False)
+    return _edge(node, SCALAR_VALUES, last=False)
 
 
 def _or_empty(edge: Node | None, node: Node) -> Node | None:
