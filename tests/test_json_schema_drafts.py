@@ -243,15 +243,77 @@ def test_keywords_of_another_draft_are_ignored_like_the_judge_ignores_them() -> 
     assert _ignored(tuple_07) == [("prefixItems", "")]
 
 
-def test_dynamic_references_across_resources_are_not_enforced() -> None:
+def test_a_dynamic_reference_reaches_the_outermost_anchor_passed_through() -> None:
+    """The 2020-12 "list of T": the list's items are whatever the resource that
+    referred to the list anchors as ``item``, as jsonschema resolves it."""
+    strings = {
+        "$schema": D2020,
+        "$id": "https://example.com/strings",
+        "$ref": "list",
+        "$defs": {
+            "string": {"$dynamicAnchor": "item", "type": "string"},
+            "list": {
+                "$id": "list",
+                "type": "array",
+                "items": {"$dynamicRef": "#item"},
+                "$defs": {"any": {"$dynamicAnchor": "item"}},
+            },
+        },
+    }
+    _assert_agrees(strings, ['["a", "b"]', "[]"], ["[1]", '["a", null]'])
+    by_kind = {  # two ways into one list: each keeps its own item type
+        "$schema": D2020,
+        "$id": "https://example.com/main",
+        "type": "object",
+        "properties": {"numbers": {"$ref": "numbers"}, "names": {"$ref": "names"}},
+        "$defs": {
+            "list": {
+                "$id": "list",
+                "type": "array",
+                "items": {"$dynamicRef": "#item"},
+                "$defs": {"any": {"$dynamicAnchor": "item"}},
+            },
+            "numbers": {"$id": "numbers", "$ref": "list", "$defs": {"n": NUMBER_ITEM}},
+            "names": {"$id": "names", "$ref": "list", "$defs": {"s": STRING_ITEM}},
+        },
+    }
+    _assert_agrees(by_kind, ['{"numbers": [1, 2], "names": ["a"]}'], ['{"numbers": ["a"]}'])
+    _assert_agrees(by_kind, [], ['{"names": [1]}'])
+
+
+NUMBER_ITEM = {"$dynamicAnchor": "item", "type": "integer"}
+STRING_ITEM = {"$dynamicAnchor": "item", "type": "string"}
+
+
+def test_a_recursive_reference_reaches_the_outermost_recursive_anchor() -> None:
+    """2019-09: ``$recursiveRef`` in a resource with ``$recursiveAnchor`` goes to
+    the resource that referred to it (when that one has the anchor too)."""
+    schema = {
+        "$schema": D2019,
+        "$id": "https://example.com/node",
+        "$recursiveAnchor": True,
+        "type": "object",
+        "properties": {"data": {"type": "integer"}, "kids": {"$ref": "list"}},
+        "$defs": {
+            "list": {
+                "$id": "list",
+                "$recursiveAnchor": True,
+                "type": "array",
+                "items": {"$recursiveRef": "#"},
+            }
+        },
+    }
+    good = ['{"data": 1, "kids": [{"data": 2, "kids": []}]}']
+    _assert_agrees(schema, good, ['{"kids": [[]]}', '{"kids": [{"data": "x"}]}'])
+
+
+def test_a_dynamic_reference_to_an_anchor_its_resource_lacks_is_refused() -> None:
     schema = {
         "$schema": D2020,
         "$dynamicAnchor": "node",
         "properties": {"inner": {"$id": "inner.json", "$dynamicRef": "#node"}},
     }
-    assert _refused(schema).startswith(
-        "keyword '$dynamicRef' at /properties/inner cannot be enforced during generation"
-    )
+    assert _refused(schema) == "unresolvable $ref '#node' at /properties/inner: no such anchor"
 
 
 # ---------------------------------------------------------------------------
@@ -413,12 +475,17 @@ def test_draft_07_content_encoding_alone_is_written_as_text_that_decodes(
     assert "contentEncoding" in _refused({"$schema": D07, "contentEncoding": "quoted-printable"})
 
 
-@pytest.mark.parametrize("uri", [D04, D06, D07])
-def test_the_drafts_own_metaschema_is_read_from_the_bundled_copy(uri: str) -> None:
-    """A schema that holds a schema names its draft's metaschema; jsonschema
-    ships it (nothing is fetched), and the judge reads the same copy."""
+@pytest.mark.parametrize(
+    ("document", "uri"),
+    [(D04, D04), (D06, D06), (D07, D07), (D07, D04), (D2020, D06), (None, D07), (None, D04)],
+    ids=["04", "06", "07", "07-holding-04", "2020-12-holding-06", "no-$schema-07", "no-$schema-04"],
+)
+def test_a_legacy_metaschema_is_read_from_the_bundled_copy(document: str | None, uri: str) -> None:
+    """A schema that holds a schema names a metaschema, often of another draft
+    or with no ``$schema`` of its own; jsonschema ships them (nothing is
+    fetched), and the judge reads each by its own draft."""
     schema = {
-        "$schema": uri,
+        **({"$schema": document} if document else {}),
         **OBJ,
         "properties": {
             "options": {"$ref": uri},
@@ -431,6 +498,12 @@ def test_the_drafts_own_metaschema_is_read_from_the_bundled_copy(uri: str) -> No
     good = ['{"options": {"minLength": 2, "type": "string"}, "kind": "array"}', '{"options": {}}']
     bad = ['{"options": {"type": 5}}', '{"options": {"minLength": -1}}', '{"kind": "list"}']
     bad.append('{"options": {"required": ["a", "a"]}}')
+    if uri == D04:  # draft-04's boolean exclusiveMinimum needs minimum; later drafts' is a number
+        good.append('{"options": {"minimum": 1, "exclusiveMinimum": true}}')
+        bad += ['{"options": {"exclusiveMinimum": true}}', '{"options": {"exclusiveMinimum": 1}}']
+    else:
+        good.append('{"options": {"exclusiveMinimum": 1, "propertyNames": {"maxLength": 3}}}')
+        bad += ['{"options": {"exclusiveMinimum": true}}', '{"options": {"propertyNames": 1}}']
     for text in good:
         assert constraint.judge(text) is None and decoder.accepts(text), text
     for text in bad:
@@ -439,12 +512,34 @@ def test_the_drafts_own_metaschema_is_read_from_the_bundled_copy(uri: str) -> No
         assert constraint.judge(text) is None, (text, constraint.judge(text))
 
 
+@pytest.mark.parametrize("uri", [D2019, D2020])
+def test_a_vocabulary_metaschema_is_read_with_its_dynamic_references(uri: str) -> None:
+    """2019-09's and 2020-12's metaschemas join vocabularies with dynamic
+    references, which must lead back to the whole metaschema: a subschema
+    nested anywhere is checked against every vocabulary."""
+    schema = {"$schema": uri, **OBJ, "properties": {"schema": {"$ref": uri}}, "required": ["schema"]}
+    constraint = compile_json_schema(schema, decoder_guard=True)
+    decoder = Decoder(constraint.value, guard=True)
+    good = ['{"schema": true}', '{"schema": {"properties": {"a": {"minLength": 2}}}}']
+    good.append('{"schema": {"$defs": {"b": {"items": {"type": "string"}}}}}')
+    bad = ['{"schema": {"type": "strin"}}', '{"schema": {"required": ["a", "a"]}}']
+    bad += ['{"schema": {"properties": {"a": {"minLength": -1}}}}']  # validation, via applicator
+    bad += ['{"schema": {"$defs": {"b": {"items": 5}}}}', '{"schema": {"$anchor": "1a"}}']
+    for text in good:
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in bad:
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    for text in samples(decoder, 20, seed=5):
+        assert constraint.judge(text) is None, (text, constraint.judge(text))
+
+
 @pytest.mark.parametrize(
     ("document", "reference"),
-    [(D07, D04), (D2020, D2020), (D2019, D2019)],
-    ids=["another-draft", "2020-12", "2019-09"],
+    [(D04, D07), (D2020, D2019), (D2019, D2020)],
+    ids=["04-holding-07", "2020-12-holding-2019-09", "2019-09-holding-2020-12"],
 )
-def test_other_metaschemas_stay_remote(document: str, reference: str) -> None:
+def test_metaschemas_a_draft_cannot_say_stay_remote(document: str, reference: str) -> None:
+    """Draft-04 has no propertyNames; 2019-09's recursive references are not 2020-12's."""
     assert "remote reference" in _refused({"$schema": document, "$ref": reference})
 
 

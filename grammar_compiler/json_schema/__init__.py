@@ -154,14 +154,16 @@ if, then, else              enforced  as branches (if and then) or (a term of th
                                       that complement is partly expressible
 $ref, $defs, definitions    enforced  local refs (pointers, anchors, embedded
                                       ids, draft-04 ``id``) hoisted into $defs;
-                                      recursion kept; remote refs refused;
+                                      recursion kept; remote refs refused but
+                                      the official metaschemas'
+                                      (``metaschemas``);
                                       siblings merged (2019-09+) or ignored and
                                       reported (draft-04..07 ignore them);
                                       cycles that never produce a value are
                                       refused
-$dynamicRef, $recursiveRef  partly    as $ref in a document of one resource (no
-                                      embedded $id): the dynamic scope is then
-                                      always the document
+$dynamicRef, $recursiveRef  enforced  through the resources passed on the way,
+                                      as jsonschema resolves them
+                                      (``dynamic_scope``)
 contentEncoding,            partly    draft-07 only (a validator may check them;
 contentMediaType                      annotations in every other draft): base64,
                                       base32 or base16 alone as a pattern
@@ -193,8 +195,9 @@ the original schema.
 
 The stages, one module each: ``load`` (the document and its size limits),
 ``drafts`` (which draft, its rules, draft-03 leftovers, metaschema check),
-``refs`` (subschemas and the
-``$ref`` index), ``keywords`` (annotation / not-enforceable classes),
+``metaschemas`` (the official ones a ``$ref`` names, embedded), ``refs``
+(subschemas and the ``$ref`` index), ``dynamic_scope`` (where dynamic
+references lead), ``keywords`` (annotation / not-enforceable classes),
 ``nodes`` (the normalized form), ``normalize`` (schema to nodes, merging),
 the rewrites into branches it calls (``complement``: the values a schema
 rejects; ``branching``: what the rewrites share; ``conditionals``,
@@ -229,7 +232,7 @@ from grammar_compiler.json_schema.load import (
     check_limits,
     load,
 )
-from grammar_compiler.json_schema.metaschemas import with_own_metaschema
+from grammar_compiler.json_schema.metaschemas import with_metaschemas
 from grammar_compiler.json_schema.nodes import Unmergeable
 from grammar_compiler.json_schema.normalize import (
     MAX_BRANCHES,
@@ -300,7 +303,8 @@ def compile_json_schema(
     if declares_draft_03(document):
         document = as_draft_04(document)
     draft = Draft.of(document)
-    document = with_own_metaschema(read_leftovers(document), draft)
+    judged = document = read_leftovers(document)
+    document = with_metaschemas(document, draft)
     check_metaschema(document, draft.validator_class)
     compiler = Compiler(document, draft, strict, decoder_guard=decoder_guard)
     unknown = unknown_metaschema(document)
@@ -338,7 +342,7 @@ def compile_json_schema(
         kind="json_schema",
         value=value,
         source_language="json_schema",
-        judge=make_judge(document, draft.validator_class),
+        judge=make_judge(judged, draft.validator_class),
         not_enforced=tuple(compiler.not_enforced),
         report=compiler.report(),
     )

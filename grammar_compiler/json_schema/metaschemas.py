@@ -1,14 +1,25 @@
-"""References to the document's own draft's metaschema, answered from the copy jsonschema ships.
+"""References to the official metaschemas, answered from the copies jsonschema ships.
 
 Why: schemas that hold schemas (a plugin's option schema, a form builder's
-field definitions) name their draft's metaschema by its URI
-(``{"$ref": "http://json-schema.org/draft-07/schema#"}``). Nothing is fetched
-at compile time, but jsonschema bundles the official documents, and the
-judge resolves the URI to that same copy; so the copy is embedded under
-``definitions``, where its ``id`` makes the URI and the references inside it
-resolve. Only the document's own draft is embedded (one draft's rules read
-the whole document), and only draft-04, -06 and -07: 2019-09 and 2020-12
-split theirs into vocabularies joined by dynamic references.
+field definitions, a tool's parameter schema) name a metaschema by its URI
+(``{"$ref": "http://json-schema.org/draft-07/schema#"}``), often without a
+``$schema`` of their own. Nothing is fetched at compile time, but jsonschema
+bundles the official documents, and the judge resolves the URI to that same
+copy; so the copy is embedded under ``definitions``, where its id makes the
+URI and the references inside it resolve.
+
+One draft's rules read the whole document, so a metaschema of another draft
+is embedded as the document's draft says the same thing: draft-04's ``id``
+is ``$id`` later, and its boolean ``exclusiveMinimum`` beside ``minimum`` is
+the number form. The judge reads the original document, each metaschema by
+its own draft, so it checks this rewriting too. Draft-06's and -07's
+metaschemas use ``propertyNames``, which a draft-04 document cannot say:
+they stay remote there.
+
+2019-09's and 2020-12's metaschemas are split into vocabularies joined by
+dynamic references (``dynamic_scope``), whose meaning changed between the
+two: each is embedded whole (the metaschema and its vocabularies) in a
+document of its own draft only.
 """
 
 from __future__ import annotations
@@ -19,39 +30,92 @@ from typing import Any
 from urllib.parse import urldefrag
 
 import jsonschema
+from jsonschema_specifications import REGISTRY
 
-from grammar_compiler.json_schema.drafts import DRAFT_04, DRAFT_06, DRAFT_07, Draft, metaschema_key
+from grammar_compiler.json_schema.drafts import (
+    DRAFT_04,
+    DRAFT_06,
+    DRAFT_07,
+    DRAFT_2019,
+    DRAFT_2020,
+    Draft,
+    metaschema_key,
+)
 from grammar_compiler.json_schema.refs import subschemas
 
 _METASCHEMAS = {
-    DRAFT_04.name: jsonschema.Draft4Validator.META_SCHEMA,
-    DRAFT_06.name: jsonschema.Draft6Validator.META_SCHEMA,
-    DRAFT_07.name: jsonschema.Draft7Validator.META_SCHEMA,
+    DRAFT_04: jsonschema.Draft4Validator.META_SCHEMA,
+    DRAFT_06: jsonschema.Draft6Validator.META_SCHEMA,
+    DRAFT_07: jsonschema.Draft7Validator.META_SCHEMA,
+}
+_VOCABULARY_FOLDERS = {
+    DRAFT_2019: "https://json-schema.org/draft/2019-09/",
+    DRAFT_2020: "https://json-schema.org/draft/2020-12/",
 }
 
 
-def with_own_metaschema(document: Any, draft: Draft) -> Any:
-    """The document, with its draft's metaschema embedded if a ``$ref`` names it."""
-    metaschema = _METASCHEMAS.get(draft.name)
-    if metaschema is None or not isinstance(document, dict):
+def with_metaschemas(document: Any, draft: Draft) -> Any:
+    """The document, with each legacy metaschema a ``$ref`` names embedded as ``draft`` reads it."""
+    if not isinstance(document, dict):
         return document
-    definitions = document.get("definitions", {})
+    holder = "$defs" if not draft.legacy_ids and "definitions" not in document else "definitions"
+    definitions = document.get(holder, {})
     if not isinstance(definitions, dict):
         return document
-    uri = metaschema_key(metaschema[draft.id_keyword])
-    if not any(metaschema_key(urldefrag(ref)[0]) == uri for ref in _references(document)):
+    named = {metaschema_key(urldefrag(ref)[0]) for ref in _references(document)}
+    embedded = dict(definitions)
+    folder = _VOCABULARY_FOLDERS.get(draft)
+    if folder is not None and any(key.startswith(metaschema_key(folder)) for key in named):
+        for uri in sorted(uri for uri in REGISTRY if uri.startswith(folder)):
+            name = "metaschema-" + uri.removeprefix("https://json-schema.org/draft/")
+            embedded[_free(name.replace("/", "-"), embedded)] = copy.deepcopy(REGISTRY.contents(uri))
+    for own_draft, metaschema in _METASCHEMAS.items():
+        if metaschema_key(metaschema[own_draft.id_keyword]) not in named:
+            continue
+        rewritten = _as_read_by(metaschema, own_draft, draft)
+        if rewritten is not None:
+            embedded[_free(f"metaschema-{own_draft.name}", embedded)] = rewritten
+    if len(embedded) == len(definitions):
         return document
-    name = "metaschema"
-    while name in definitions:
+    return {**document, holder: embedded}
+
+
+def _free(name: str, taken: dict) -> str:
+    while name in taken:
         name += "_"
-    return {**document, "definitions": {**definitions, name: copy.deepcopy(metaschema)}}
+    return name
 
 
-def _references(document: dict) -> Iterator[str]:
+def _as_read_by(metaschema: dict, own: Draft, reader: Draft) -> dict | None:
+    """The metaschema rewritten into ``reader``'s spelling, or None where it cannot be said."""
+    rewritten = copy.deepcopy(metaschema)
+    if own is reader:
+        return rewritten
+    if reader is DRAFT_04:
+        return None  # propertyNames (draft-06 on) has no draft-04 equivalent
+    del rewritten["$schema"]  # the document's own draft reads it
+    rewritten["$id"] = rewritten.pop(own.id_keyword)
+    if own is DRAFT_04:
+        for schema in _schemas(rewritten):
+            for bound in ("Minimum", "Maximum"):
+                exclusive, limit = f"exclusive{bound}", bound.lower()
+                if schema.get(exclusive) is True:
+                    schema[exclusive] = schema.pop(limit)
+                elif schema.get(exclusive) is False:
+                    del schema[exclusive]
+    return rewritten
+
+
+def _schemas(document: dict) -> Iterator[dict]:
     pending: list[Any] = [document]
     while pending:
         schema = pending.pop()
         if isinstance(schema, dict):
-            if isinstance(schema.get("$ref"), str):
-                yield schema["$ref"]
+            yield schema
             pending.extend(sub for _, sub in subschemas(schema))
+
+
+def _references(document: dict) -> Iterator[str]:
+    for schema in _schemas(document):
+        if isinstance(schema.get("$ref"), str):
+            yield schema["$ref"]

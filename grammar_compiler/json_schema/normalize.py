@@ -38,6 +38,7 @@ from grammar_compiler.json_schema.complement import (
     unwritable,
 )
 from grammar_compiler.json_schema.drafts import Draft
+from grammar_compiler.json_schema.dynamic_scope import DynamicScope
 from grammar_compiler.json_schema.exclusive import first_overlap
 from grammar_compiler.json_schema.keywords import (
     ANNOTATIONS,
@@ -68,7 +69,7 @@ from grammar_compiler.json_schema.numbers import (
     guard_numbers,
 )
 from grammar_compiler.json_schema.pointers import escape_token, location
-from grammar_compiler.json_schema.refs import RefIndex, RemoteRef
+from grammar_compiler.json_schema.refs import RefIndex, RemoteRef, references_in
 from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 from grammar_compiler.regex_emit import always_extendable, finite_texts
 
@@ -104,7 +105,8 @@ class Compiler:
         self.index = RefIndex(document, draft)
         self.validator = validator_for(document, draft.validator_class)
         self.definitions: dict[str, Node] = {}
-        self._names: dict[str, str] = {}  # target pointer -> definition name
+        self._names: dict[tuple[str, DynamicScope | None], str] = {}  # target -> definition
+        self._scope = DynamicScope(self.index.bases[""]) if self.index.dynamic else None
         self._in_progress: set[str] = set()
         self._not_enforced: dict[tuple[str, str], KeywordAt] = {}
         self._ignored: dict[tuple[str, str], KeywordAt] = {}
@@ -213,6 +215,15 @@ class Compiler:
     # -- schemas ---------------------------------------------------------
 
     def node(self, schema: Any, where: str) -> Node:
+        if self._scope is None or where not in self.index.bases:
+            return self._node(schema, where)
+        outer, self._scope = self._scope, self._scope.within(self.index.bases[where])
+        try:
+            return self._node(schema, where)
+        finally:
+            self._scope = outer
+
+    def _node(self, schema: Any, where: str) -> Node:
         if schema is True:
             return Node(where=where)
         if schema is False:
@@ -226,9 +237,10 @@ class Compiler:
         parts = [self._own(schema, where)]
         if "$ref" in schema:
             parts.append(self._ref(schema["$ref"], where))
-        for keyword in ("$recursiveRef", "$dynamicRef"):
-            if keyword in schema:
-                parts.append(self._dynamic_ref(keyword, schema[keyword], where))
+        if "$dynamicRef" in schema:
+            parts.append(self._ref(schema["$dynamicRef"], where, "$dynamicRef"))
+        if "$recursiveRef" in schema:
+            parts.append(self._recursive_ref(schema["$recursiveRef"], where))
         parts += [
             self.node(sub, f"{where}/allOf/{i}") for i, sub in enumerate(schema.get("allOf", ()))
         ]
@@ -311,39 +323,70 @@ class Compiler:
     def _ref(self, ref: str, where: str, keyword: str = "$ref") -> Node:
         try:
             target = self.index.resolve(ref, where)
+            scope = None
+            if self._scope is not None:
+                target, scope = self._dynamic_target(ref, target, where, keyword)
         except RemoteRef:
             self.unenforceable(
                 keyword, where, f"remote reference {ref!r}; only references into this schema work"
             )
             return Node(where=where)
-        schema = self.index.lookup(target, ref, where)
-        name = self._names.get(target)
-        if name is None:
-            name = self._names[target] = self._new_name(target)
-            self._in_progress.add(name)
-            self.definitions[name] = self.node(schema, target)
-            self._in_progress.discard(name)
-        return Node(where=where, ref=name, origins=((schema, target),))
+        return self._definition(target, scope, ref, where)
 
-    def _dynamic_ref(self, keyword: str, ref: Any, where: str) -> Node:
-        """``$recursiveRef``/``$dynamicRef``, which are ``$ref`` in a document of one resource.
-
-        Their target depends on the resources the evaluation passed through;
-        with no subschema having an id of its own, that is always this
-        document, so they resolve as ``$ref`` does (dynamic anchors being
-        anchors).
-        """
-        if not self.index.single_resource:
+    def _dynamic_target(
+        self, ref: str, target: str, where: str, keyword: str
+    ) -> tuple[str, DynamicScope]:
+        """Where a reference goes, and the scope it leaves there, in a document with
+        dynamic anchors (``dynamic_scope``)."""
+        assert self._scope is not None
+        uri, fragment = self.index.locate(ref, where)
+        scope = self._scope.after_lookup(uri, self.index)
+        if (uri, fragment) not in self.index.dynamic_anchors:
+            return target, scope
+        chosen = scope.dynamic_anchor(fragment)
+        if chosen is None or chosen == uri:
+            return target, scope
+        target = self.index.anchors[(chosen, fragment)]
+        anchored = self.index.lookup(target)
+        own_id = isinstance(anchored, dict) and isinstance(anchored.get("$id"), str)
+        if not own_id and self.index.bases[target] != uri and references_in(anchored):
+            # referencing reads the references there against the first resource's URI
             self.unenforceable(
                 keyword,
                 where,
-                "dynamic references across embedded resources ($id) are not supported",
+                f"it resolves to the dynamic anchor at {location(target)}, inside another "
+                "resource, whose own references jsonschema would resolve against this one's URI",
             )
-            return Node(where=where)
-        return self._ref(ref, where, keyword)
+        return target, scope.within(self.index.bases[target])
+
+    def _recursive_ref(self, ref: Any, where: str) -> Node:
+        """2019-09's ``$recursiveRef`` (always ``"#"``): the resource's root, or an outer one."""
+        if ref != "#" or self._scope is None:
+            return self._ref(ref, where, "$recursiveRef")
+        base = self.index.bases[where]
+        uri = self._scope.recursive if base in self.index.recursive_roots else None
+        uri = uri or base
+        return self._definition(
+            self.index.resources[uri], self._scope.after_lookup(uri, self.index), ref, where
+        )
+
+    def _definition(self, target: str, scope: DynamicScope | None, ref: str, where: str) -> Node:
+        """A reference to the definition compiled from ``target`` (read in ``scope``)."""
+        schema = self.index.lookup(target, ref, where)
+        name = self._names.get((target, scope))
+        if name is None:
+            name = self._names[(target, scope)] = self._new_name(target)
+            self._in_progress.add(name)
+            outer, self._scope = self._scope, scope
+            try:
+                self.definitions[name] = self.node(schema, target)
+            finally:
+                self._scope = outer
+            self._in_progress.discard(name)
+        return Node(where=where, ref=name, origins=((schema, target),))
 
     def target_of(self, name: str) -> str:
-        return next(target for target, known in self._names.items() if known == name)
+        return next(target for (target, _), known in self._names.items() if known == name)
 
     def _new_name(self, target: str) -> str:
         last = target.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")

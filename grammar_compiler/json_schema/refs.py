@@ -70,6 +70,8 @@ class RefIndex:
         self.bases: dict[str, str] = {}
         self.resources: dict[str, str] = {}
         self.anchors: dict[tuple[str, str], str] = {}
+        self.dynamic_anchors: set[tuple[str, str]] = set()  # (resource, name): 2020-12's
+        self.recursive_roots: set[str] = set()  # resources whose root has $recursiveAnchor: true
         self._walk(document, "", "", draft)
 
     def _walk(self, schema: Any, where: str, base: str, draft: Draft) -> None:
@@ -85,27 +87,35 @@ class RefIndex:
                 self.resources[base] = where
         if where == "":
             self.resources.setdefault(base, "")
-        # A $dynamicAnchor is also a plain anchor; dynamic references are resolved
-        # statically only in a document of one resource (see ``single_resource``).
+        # A $dynamicAnchor is also a plain anchor (``dynamic_scope`` says when it is more).
         for keyword in () if draft.legacy_ids else ("$anchor", "$dynamicAnchor"):
             anchor = schema.get(keyword)
             if isinstance(anchor, str):
                 self.anchors[(base, anchor)] = where
+                if keyword == "$dynamicAnchor" and "$dynamicRef" in draft.keywords:
+                    self.dynamic_anchors.add((base, anchor))
+        recursive = schema.get("$recursiveAnchor") is True and "$recursiveRef" in draft.keywords
+        if recursive and self.resources.get(base) == where:
+            self.recursive_roots.add(base)
         self.bases[where] = base
         for suffix, sub in subschemas(schema):
             self._walk(sub, where + suffix, base, draft)
 
     @property
-    def single_resource(self) -> bool:
-        """No subschema has an id of its own: every dynamic scope is the document itself."""
-        return len(self.resources) == 1
+    def dynamic(self) -> bool:
+        """Whether a reference's target may depend on the way there (``dynamic_scope``)."""
+        return bool(self.dynamic_anchors or self.recursive_roots)
+
+    def locate(self, ref: str, where: str) -> tuple[str, str]:
+        """The resource (its URI, which this document holds) and fragment ``ref`` names."""
+        uri, fragment = urldefrag(_join(self.bases.get(where, ""), ref))
+        if uri not in self.resources:
+            raise RemoteRef(ref)
+        return uri, fragment
 
     def resolve(self, ref: str, where: str) -> str:
         """The pointer of the subschema ``ref`` (found at ``where``) names."""
-        base = self.bases.get(where, "")
-        uri, fragment = urldefrag(_join(base, ref))
-        if uri not in self.resources:
-            raise RemoteRef(ref)
+        uri, fragment = self.locate(ref, where)
         resource = self.resources[uri]
         if fragment and not fragment.startswith("/"):
             target = self.anchors.get((uri, fragment))
@@ -142,3 +152,15 @@ class RemoteRef(Exception):
     def __init__(self, ref: str) -> None:
         super().__init__(ref)
         self.ref = ref
+
+
+def references_in(schema: Any) -> bool:
+    """Whether ``schema`` or a subschema of it holds a reference of any kind."""
+    pending = [schema]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            if any(key in current for key in ("$ref", "$dynamicRef", "$recursiveRef")):
+                return True
+            pending.extend(sub for _, sub in subschemas(current))
+    return False
