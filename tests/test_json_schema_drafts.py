@@ -517,7 +517,8 @@ def test_a_vocabulary_metaschema_is_read_with_its_dynamic_references(uri: str) -
     """2019-09's and 2020-12's metaschemas join vocabularies with dynamic
     references, which must lead back to the whole metaschema: a subschema
     nested anywhere is checked against every vocabulary."""
-    schema = {"$schema": uri, **OBJ, "properties": {"schema": {"$ref": uri}}, "required": ["schema"]}
+    schema = {"$schema": uri, **OBJ, "properties": {"schema": {"$ref": uri}}}
+    schema["required"] = ["schema"]
     constraint = compile_json_schema(schema, decoder_guard=True)
     decoder = Decoder(constraint.value, guard=True)
     good = ['{"schema": true}', '{"schema": {"properties": {"a": {"minLength": 2}}}}']

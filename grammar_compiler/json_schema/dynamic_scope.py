@@ -49,10 +49,7 @@ class DynamicScope:
         for resource, name in sorted(index.dynamic_anchors):
             if resource == self.base:
                 anchors.setdefault(name, resource)  # an outer resource's anchor wins
-        if self.base in index.recursive_roots:
-            recursive = self.recursive or self.base
-        else:
-            recursive = None
+        recursive = (self.recursive or self.base) if self.base in index.recursive_roots else None
         return DynamicScope(uri, True, tuple(sorted(anchors.items())), recursive)
 
     def dynamic_anchor(self, name: str) -> str | None:

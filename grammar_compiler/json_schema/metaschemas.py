@@ -68,7 +68,8 @@ def with_metaschemas(document: Any, draft: Draft) -> Any:
     if folder is not None and any(key.startswith(metaschema_key(folder)) for key in named):
         for uri in sorted(uri for uri in REGISTRY if uri.startswith(folder)):
             name = "metaschema-" + uri.removeprefix("https://json-schema.org/draft/")
-            embedded[_free(name.replace("/", "-"), embedded)] = copy.deepcopy(REGISTRY.contents(uri))
+            name = _free(name.replace("/", "-"), embedded)
+            embedded[name] = copy.deepcopy(REGISTRY.contents(uri))
     for own_draft, metaschema in _METASCHEMAS.items():
         if metaschema_key(metaschema[own_draft.id_keyword]) not in named:
             continue
