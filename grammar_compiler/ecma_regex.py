@@ -67,7 +67,7 @@ from dataclasses import dataclass
 
 import regex
 
-from grammar_compiler import lookarounds
+from grammar_compiler import lookarounds, marked_groups
 from grammar_compiler.case_folding import case_insensitive
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -80,6 +80,7 @@ from grammar_compiler.code_points import (
     python_class_escapes,
 )
 from grammar_compiler.lookarounds import Boundary, Lookahead, Lookbehind
+from grammar_compiler.marked_groups import MarkedGroup
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Alt,
@@ -209,6 +210,7 @@ class _Parser:
         self.pos = 0
         self.ignore_case = False  # (?i), Python's: see ``case_folding``
         self.lookahead_at_start = False  # the top alternative being read starts with ^
+        self.marks_allowed = True  # lookarounds, \b, ^ and $ (not inside a lookaround)
 
     def error(self, message: str, position: int | None = None) -> PatternError:
         return PatternError(message, self.pos if position is None else position)
@@ -223,15 +225,25 @@ class _Parser:
         if flags:
             self._set_flags(flags.group(1), "", 0)
             self.pos = flags.end()
-        options = [self._top_alternative()]
-        while self.peek() == "|":
+        options: list[Node] = []
+        unsatisfied: list[PatternError] = []
+        while True:
+            found, failed = self._top_alternative()
+            options += found
+            unsatisfied += failed
+            if self.peek() != "|":
+                break
             self.pos += 1
-            options.append(self._top_alternative())
         if self.pos < len(self.text):
             raise self.error("unmatched ')'")
+        if not options:
+            raise unsatisfied[0]
         return options[0] if len(options) == 1 else Alt(tuple(options))
 
-    def _top_alternative(self) -> Node:
+    def _top_alternative(self) -> tuple[list[Node], list[PatternError]]:
+        """A node for each way through its marked groups that some text passes,
+        and why each other way passes none (an error only if no way is left)."""
+        start = self.pos
         anchored_start = False
         while self.peek() == "^":
             anchored_start = True
@@ -242,12 +254,31 @@ class _Parser:
         while self.peek() == "$":
             anchored_end = True
             self.pos += 1
-        if anchored_end and self.peek() not in ("", "|"):
-            raise self.error(
-                "anchor '$' is only supported at the end of the pattern or of a top-level "
-                "alternative",
-                self.pos - 1,
-            )
+        try:
+            spread = marked_groups.spread(items)
+        except lookarounds.LookaroundError as error:
+            raise self.error(error.message, error.start) from None
+        if not spread:
+            return [], [self.error("no text satisfies the anchors inside the pattern", start)]
+        found: list[Node] = []
+        failed: list[PatternError] = []
+        for flat, starts, ends in spread:
+            try:
+                found.append(
+                    lookarounds.resolved(
+                        self._anchored(flat, anchored_start or starts, anchored_end or ends)
+                    )
+                )
+            except lookarounds.LookaroundError as error:
+                if not error.unsatisfiable:
+                    raise self.error(error.message, error.start) from None
+                failed.append(self.error(error.message, error.start))
+        return found, failed
+
+    def _anchored(
+        self, items: list[marked_groups.Item], anchored_start: bool, anchored_end: bool
+    ) -> list[Node | Lookahead | Lookbehind | Boundary]:
+        """One top-level sequence with its unanchored ends made explicit (``.*``)."""
         ending: list[Lookahead] = []
         while anchored_end and items and isinstance(items[-1], Lookbehind):
             if items[-1].kept_in_place(items):
@@ -257,13 +288,7 @@ class _Parser:
             items.insert(0, _ANYTHING)
         if not anchored_end:
             items.append(_ANYTHING)
-        return self._resolved([*ending, *items])
-
-    def _resolved(self, items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
-        try:
-            return lookarounds.resolved(items)
-        except lookarounds.LookaroundError as error:
-            raise self.error(error.message, error.start) from None
+        return [*ending, *items]  # type: ignore[list-item]
 
     def _lookaround(self, at_start: bool) -> Lookahead | Lookbehind:
         """``(?=...)``, ``(?!...)`` in a top-level sequence: what the rest of the
@@ -273,10 +298,12 @@ class _Parser:
         behind = self.text.startswith("(?<", start)
         negative = self.text.startswith("!", start + 2 + behind)
         self.pos += 3 + behind
+        self.marks_allowed = False
         options = [self._lookaround_alternative(behind, at_start)]
         while self.peek() == "|":
             self.pos += 1
             options.append(self._lookaround_alternative(behind, at_start))
+        self.marks_allowed = True
         if self.peek() != ")":
             raise self.error("missing ')'", start)
         self.pos += 1
@@ -300,45 +327,53 @@ class _Parser:
             items.append(_ANYTHING)
         return _sequence_node(items)
 
-    def _disjunction(self) -> Node:
-        options = [_sequence_node(self._sequence(nested=True))]
+    def _disjunction(self, start: int) -> Node | MarkedGroup:
+        options = [self._sequence(nested=True)]
         while self.peek() == "|":
             self.pos += 1
-            options.append(_sequence_node(self._sequence(nested=True)))
-        return options[0] if len(options) == 1 else Alt(tuple(options))
+            options.append(self._sequence(nested=True))
+        return marked_groups.group(options, start)
 
-    def _sequence(
-        self, *, nested: bool, may_end: bool = False
-    ) -> list[Node | Lookahead | Lookbehind | Boundary]:
-        """``may_end``: a nested sequence that a ``$`` may end (a lookahead's)."""
-        items: list[Node | Lookahead | Lookbehind | Boundary] = []
+    def _sequence(self, *, nested: bool, may_end: bool = False) -> list[marked_groups.Item]:
+        """``may_end``: a nested sequence that a ``$`` may end (a lookahead's).
+        Marks (lookarounds, word boundaries, ``^`` and ``$`` inside the pattern)
+        are items of their own (``marked_groups``), but inside a lookaround."""
+        items: list[marked_groups.Item] = []
         while self.peek() not in ("", "|", ")"):
             char = self.peek()
-            if char == "$" and (not nested or may_end):
+            if char == "$" and (may_end or (not nested and self._final_anchor())):
                 break
-            if not nested and self.text.startswith(("(?=", "(?!", "(?<=", "(?<!"), self.pos):
+            marks = self.marks_allowed
+            if marks and self.text.startswith(("(?=", "(?!", "(?<=", "(?<!"), self.pos):
                 # one where the text starts may say so (Pydantic's Decimal: ^(?!^[-+.]*$)...)
-                at_start = self.lookahead_at_start and not any(
-                    isinstance(item, Node) for item in items
+                at_start = (
+                    not nested
+                    and self.lookahead_at_start
+                    and not any(isinstance(item, Node) for item in items)
                 )
                 items.append(self._lookaround(at_start))
                 continue
-            if not nested and self.text.startswith(("\\b", "\\B"), self.pos):
+            if marks and self.text.startswith(("\\b", "\\B"), self.pos):
                 items.append(_boundary(negative=self.peek(1) == "B", start=self.pos))
                 self.pos += 2
                 continue
+            if marks and char in "^$":
+                items.append(
+                    (marked_groups.TextStart if char == "^" else marked_groups.TextEnd)(self.pos)
+                )
+                self.pos += 1
+                continue
             if char in "^$":
                 raise self.error(
-                    f"anchor '{char}' is only supported at the "
-                    f"{'start' if char == '^' else 'end'} of the pattern or of a top-level "
-                    "alternative"
+                    f"anchor '{char}' inside a lookaround is only supported at the "
+                    f"{'start' if char == '^' else 'end'} of one of its alternatives"
                 )
             start = self.pos
             atom, astral = self._atom()
             items.append(self._quantified(atom, astral, start))
         return items
 
-    def _atom(self) -> tuple[Node, bool]:
+    def _atom(self) -> tuple[Node | MarkedGroup, bool]:
         """The next atom, and whether it is one character beyond U+FFFF."""
         char = self.peek()
         if char == "(":
@@ -368,7 +403,7 @@ class _Parser:
             )
         return ranges
 
-    def _quantified(self, atom: Node, astral: bool, start: int) -> Node:
+    def _quantified(self, atom: Node | MarkedGroup, astral: bool, start: int) -> Node | MarkedGroup:
         bounds = self._quantifier()
         if bounds is None:
             return atom
@@ -385,6 +420,11 @@ class _Parser:
         ):
             raise self.error("multiple quantifiers in a row")
         low, high = bounds
+        if isinstance(atom, MarkedGroup):
+            try:
+                return marked_groups.repeated(atom, low, high)
+            except lookarounds.LookaroundError as error:
+                raise self.error(error.message, error.start) from None
         return Repeat(atom, low, high)
 
     def _quantifier(self) -> tuple[int, int | None] | None:
@@ -411,13 +451,20 @@ class _Parser:
         self.pos = found.end()
         return low, high
 
-    def _group(self) -> Node:
+    def _final_anchor(self) -> bool:
+        """Whether the ``$`` here (and any right after it) ends a top-level alternative."""
+        end = self.pos
+        while end < len(self.text) and self.text[end] == "$":
+            end += 1
+        return end == len(self.text) or self.text[end] == "|"
+
+    def _group(self) -> Node | MarkedGroup:
         start = self.pos
         self.pos += 1
         outer_case = self.ignore_case
         if self.peek() == "?":
             self._group_kind(start)
-        inner = self._disjunction()
+        inner = self._disjunction(start)
         if self.peek() != ")":
             raise self.error("missing ')'", start)
         self.pos += 1

@@ -61,12 +61,17 @@ _ANY_CHARACTERS = Repeat(Chars(SCALAR_VALUES), 0, None)
 
 
 class LookaroundError(ValueError):
-    """A lookaround that cannot be applied, and its offset in the regex."""
+    """A lookaround that cannot be applied, and its offset in the regex.
 
-    def __init__(self, message: str, start: int) -> None:
+    ``unsatisfiable``: no text passes it (rather than the compiler not
+    supporting it), so an alternative it ends may be dropped.
+    """
+
+    def __init__(self, message: str, start: int, *, unsatisfiable: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.start = start
+        self.unsatisfiable = unsatisfiable
 
 
 class BoundaryError(LookaroundError):
@@ -174,13 +179,17 @@ def _joined(items: list[Node | Boundary | Lookbehind], *, at_text_start: bool) -
             )
         joined = at_boundary(before, part, item.word, item.other, negated=item.negative)
         if joined is None:
-            raise BoundaryError("no text satisfies the word boundary", item.start)
+            raise BoundaryError(
+                "no text satisfies the word boundary", item.start, unsatisfiable=True
+            )
         before = joined
     negated = [item for item in items if isinstance(item, Boundary) and item.negative]
     if negated:
         nonempty = without_empty(before)
         if nonempty is None:
-            raise BoundaryError("no text satisfies the word boundary", negated[0].start)
+            raise BoundaryError(
+                "no text satisfies the word boundary", negated[0].start, unsatisfiable=True
+            )
         before = nonempty
     return before
 
@@ -196,7 +205,9 @@ def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) ->
     if isinstance(lookbehind.node, Chars):  # (?<!-): on the tree, where counts stay counts
         cut = ending_with(before, lookbehind.node.ranges, negated=lookbehind.negative)
         if cut is None:
-            raise LookaroundError("no text satisfies the lookbehind", lookbehind.start)
+            raise LookaroundError(
+                "no text satisfies the lookbehind", lookbehind.start, unsatisfiable=True
+            )
         return cut
     ending = Seq((_ANY_CHARACTERS, lookbehind.node))
     combine = regex_automaton.difference if lookbehind.negative else regex_automaton.intersection
@@ -213,7 +224,9 @@ def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) ->
             f"the lookbehind cannot be written as one regex: {error}", lookbehind.start
         ) from None
     if cut is None:
-        raise LookaroundError("no text satisfies the lookbehind", lookbehind.start)
+        raise LookaroundError(
+            "no text satisfies the lookbehind", lookbehind.start, unsatisfiable=True
+        )
     return cut
 
 
@@ -278,7 +291,9 @@ def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
             cut_edge = ending_with if last else starting_with
             cut = cut_edge(rest, chars, negated=lookahead.negative)
             if cut is None:
-                raise LookaroundError("no text satisfies the lookahead", lookahead.start)
+                raise LookaroundError(
+                    "no text satisfies the lookahead", lookahead.start, unsatisfiable=True
+                )
             rest = cut
         run = [lookahead for lookahead, edge in zip(run, edges, strict=True) if edge is None]
         if not run:
@@ -334,7 +349,7 @@ def _cut(run: list[Lookahead], rest: Node, low: int, high: int | None, max_size:
         combine = regex_automaton.difference if step.negative else regex_automaton.intersection
         allowed = combine(allowed, step.node, max_size=max_size)
         if allowed is None:
-            raise LookaroundError("no text satisfies the lookahead", step.start)
+            raise LookaroundError("no text satisfies the lookahead", step.start, unsatisfiable=True)
     bounded = None if high is not None and high < low else restrict_length(allowed, low, high)
     if bounded is None:
         raise LookaroundError(

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import re
 from pathlib import Path
 
 import pytest
+import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from json_instances import Decoder, instance_texts, layout, samples, writes
@@ -809,10 +811,11 @@ def test_invalid_schema_is_refused_with_its_location(schema: object, expected: s
 
 def test_pattern_error_carries_the_offset() -> None:
     with pytest.raises(ConstraintError) as caught:
-        compile_json_schema({"properties": {"a": {"pattern": "a(b\\b)"}}})
-    assert caught.value.position == 3
+        compile_json_schema({"properties": {"a": {"pattern": "a(b\\b)+"}}})
+    assert caught.value.position == 1
     assert str(caught.value).startswith(
-        "pattern at /properties/a: unsupported regex feature 'word boundary"
+        "pattern at /properties/a: a group holding a lookaround, word boundary or anchor may "
+        "repeat at most 8 times"
     )
 
 
@@ -1121,7 +1124,8 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
 @pytest.mark.parametrize(
     ("pattern", "message", "position"),
     [
-        ("(a(?=b))", "lookahead", 2),
+        ("(a(?=b))*", "may repeat at most 8 times", 0),
+        ("(a|(?=b)){9}", "may repeat at most 8 times", 0),
         ("^a(?=b)b(?<=ab)c", "may look back past a lookahead", 8),
         ("(?<1>a)", "group name (?<name>...)", 0),
         ("(?P<n>a)(?P=n)", "backreference (?P=name)", 8),
@@ -1129,7 +1133,7 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
         ("(?x)a", "unsupported regex flag 'x'", 0),
         ("(?i)\\p{Lu}", "a Unicode property under (?i)", 4),
         ("a\\1", "backreference", 1),
-        ("(\\bword)", "word boundary", 1),
+        ("(?=(\\bword))", "unsupported regex feature 'word boundary", 4),
         ("\\p{Latin}", "a script needs its key: \\p{Script=Latin}", 0),
         ("\\p{letter}", "unknown Unicode property 'letter'", 0),
         ("a\\p{L", "written \\p{Name}", 1),
@@ -1144,9 +1148,10 @@ def test_python_inline_flags(pattern: str, matching: list[str], other: list[str]
         ("x{2000}", "repetition count above", 1),
         ("(a", "missing ')'", 0),
         ("a)", "unmatched ')'", 1),
-        ("a^b", "anchor '^'", 1),
-        ("a$b", "anchor '$'", 1),
-        ("(^a)", "anchor '^'", 1),
+        ("a^b", "no text satisfies the anchors inside the pattern", 0),
+        ("a$b|c^d", "no text satisfies the anchors inside the pattern", 0),
+        ("(?=a^)", "anchor '^' inside a lookaround", 4),
+        ("(a|b(?=c)){4}(d(?=e)|f){3}", "more than 64 alternatives", 13),
         ("😀+", "quantified character beyond U+FFFF", 0),
         ("\\ud83d", "surrogate escapes", 0),
         ('"', "which JSON must escape", 0),
@@ -1247,6 +1252,100 @@ def test_length_restricted_regexes_match_within_the_bounds(node, low, extra, rng
 def test_word_boundaries_generate_only_matches(pattern: str) -> None:
     """Walks through the grammar are matches for the judge (Python's Unicode \\w)."""
     _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=40)
+
+
+ZOD_DURATION = (  # zod's z.string().duration(): a fraction only in the last part
+    "^[-+]?P(?!$)(?:(?:[-+]?\\d+Y)|(?:[-+]?\\d+[.,]\\d+Y$))?(?:(?:[-+]?\\d+M)|"
+    "(?:[-+]?\\d+[.,]\\d+M$))?(?:(?:[-+]?\\d+W)|(?:[-+]?\\d+[.,]\\d+W$))?(?:(?:[-+]?\\d+D)|"
+    "(?:[-+]?\\d+[.,]\\d+D$))?(?:T(?=[\\d+-])(?:(?:[-+]?\\d+H)|(?:[-+]?\\d+[.,]\\d+H$))?"
+    "(?:(?:[-+]?\\d+M)|(?:[-+]?\\d+[.,]\\d+M$))?(?:[-+]?\\d+(?:[.,]\\d+)?S)?)??$"
+)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        (
+            "^P(?!$)(\\d+Y)?(\\d+M)?(\\d+W)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+S)?)?$",
+            ["P1Y", "PT1S", "P1DT2H"],
+            ["P", "PT", "P1DT", "P1Y1"],
+        ),
+        (ZOD_DURATION, ["P1Y", "P1.5Y", "P1DT2H3M4.5S", "-P1Y2M", "P1Y2.5M"], ["P1.5Y2M", "PT"]),
+        (
+            "^((25[0-5]|(2[0-4]|1\\d|[1-9]|)\\d)\\.?\\b){4}$",  # IPv4, from StackOverflow
+            ["1.2.3.4", "255.255.0.10"],
+            ["1.2.3", "256.1.1.1", "1.2.3.4.", "1234", "1.2.34"],
+        ),
+        ("^(?:(?=.*\\d)[a-z\\d]{6,})$", ["abc123", "123456"], ["abcdef", "ab1"]),
+        ("^(?:(?=\\d)\\d{3}|[a-z]+)$", ["123", "abc"], ["12", "1a"]),
+        ("(^|,)x(,|$)", ["x", "a,x", "x,b"], ["ax", "xa"]),
+        ("^a(b$|c)d?$", ["ab", "ac", "acd"], ["abd", "a"]),
+        ("^(?:[a-z]+$|\\d+)-?", ["abc", "12", "12-x"], ["ab-"]),
+        ("^a(?=b|$)|c", ["a", "ab", "xc"], ["ax"]),
+    ],
+)
+def test_marks_inside_groups(pattern: str, matching: list[str], other: list[str]) -> None:
+    """Lookarounds, word boundaries, ``^`` and ``$`` inside groups: each way
+    through the groups is a pattern of its own (``marked_groups``)."""
+    constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": pattern}))
+    for text in matching:
+        assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
+    for text in other:
+        assert constraint.judge(layout(text)) is not None, text
+        assert not decoder.accepts(layout(text)), text
+    _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=30)
+
+
+_MARKED_ATOMS = ["a", "b", "-", "1", "\\d", "\\w", "[a-b]", "."]
+_MARKS = ["\\b", "\\B", "(?=\\w)", "(?!-)", "$", "^", "(?=a|1)", "(?<!-)", "(?!$)"]
+
+
+def _marked_pattern(rng: random.Random, depth: int = 0) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 3)):
+        roll = rng.random()
+        if depth < 2 and roll < 0.3:
+            inner = _marked_pattern(rng, depth + 1)
+            if rng.random() < 0.4:
+                inner += "|" + _marked_pattern(rng, depth + 1)
+            quantifier = rng.choice(["", "", "?", "{2}", "{0,2}", "??"])
+            parts.append(rng.choice(["(?:", "("]) + inner + ")" + quantifier)
+        elif roll < 0.55:
+            parts.append(rng.choice(_MARKS))
+        else:
+            parts.append(rng.choice(_MARKED_ATOMS) + rng.choice(["", "", "?", "+", "*", "{1,2}"]))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_marks_inside_groups_agree_with_the_judge(seed: int) -> None:
+    """Random groups of atoms and marks: on ASCII texts xgrammar accepts exactly
+    what the judge's ``regex`` finds (but an empty text for ``\\B``, which
+    ``re`` refuses and the compiler follows); on others never more."""
+    rng = random.Random(seed)
+    compiled = matched = 0
+    for _ in range(120):
+        pattern = rng.choice(["", "^"]) + _marked_pattern(rng) + rng.choice(["", "$"])
+        texts = ["".join(rng.choices("ab-1_ .x", k=rng.randint(0, 5))) for _ in range(50)]
+        texts += ["é" + text for text in texts[:8]]
+        judge = functools.partial(regex.search, pattern)
+        try:
+            constraint = compile_json_schema({"type": "string", "pattern": pattern})
+        except ConstraintError as error:
+            if "no text satisfies" in error.message:
+                assert not any(judge(t) for t in texts if t or "\\B" not in pattern), pattern
+            else:
+                assert "not supported" in error.message or "alternatives" in error.message
+            continue
+        compiled += 1
+        decoder = Decoder(constraint.value)
+        for text in texts:
+            accepted, found = decoder.accepts(json.dumps(text)), bool(judge(text))
+            assert found or not accepted, (pattern, text)
+            if text.isascii() and (text or "\\B" not in pattern):
+                assert accepted == found, (pattern, text)
+            matched += accepted
+    assert compiled > 80 and matched > 200, (compiled, matched)
 
 
 @pytest.mark.parametrize("max_length", [12, 24, 40, 64])

@@ -1,0 +1,167 @@
+r"""Groups holding lookarounds, word boundaries or anchors, spread into whole-pattern choices.
+
+Why: ``lookarounds.resolved`` applies a mark to the text around it in one
+top-level sequence, but real patterns put marks inside groups: ISO 8601
+durations (``P(\d+D)?(T(?=\d)(\d+H)?(\d+M)?)?$``), zod's duration (a ``$``
+ending some alternatives of each optional part), ``(?:(?=.*\d)[a-z\d]{6,})``,
+and IPv4 written as ``((25[0-5]|...)\.?\b){4}``. A group is a choice
+between its alternatives, and an optional or counted one a choice between
+texts of copies, so ``x(a|b)y`` is ``xay|xby``: each choice made gives one
+top-level sequence, whose marks then stand at top level (``spread``).
+
+Alternatives without marks stay one node, so a choice costs a copy only
+per alternative with marks. ``^`` and ``$`` inside the pattern say that
+what comes before (after) them is empty: such a sequence keeps the items
+there that may be empty as nothing and is dropped where one may not.
+Groups with marks repeated without bound (``(\.(?!-)[a-z]+)*``) are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from grammar_compiler.lookarounds import Boundary, Lookahead, LookaroundError, Lookbehind
+from grammar_compiler.regex_emit import Alt, Node, Repeat, Seq, length_bounds
+
+MAX_SPREAD = 64
+"""Top-level sequences the marked groups of one alternative may spread into (each is
+resolved on its own, with automata where its lookarounds need them)."""
+MAX_UNROLLED = 8
+"""Copies a counted group with marks is written out into (IPv4's ``{4}``)."""
+
+
+@dataclass(frozen=True)
+class TextStart:
+    """``^`` inside the pattern: the text starts here."""
+
+    start: int
+
+
+@dataclass(frozen=True)
+class TextEnd:
+    """``$`` inside the pattern: the text ends here."""
+
+    start: int
+
+
+Mark = Union[Lookahead, Lookbehind, Boundary, TextStart, TextEnd]  # noqa: UP007 (a runtime alias)
+Item = Union[Node, Mark, "MarkedGroup"]
+
+
+@dataclass(frozen=True)
+class MarkedGroup:
+    """A choice between sequences, some holding marks."""
+
+    options: tuple[tuple[Item, ...], ...]
+    start: int  # its offset in the regex, for errors
+
+
+def group(options: list[list[Item]], start: int) -> Node | MarkedGroup:
+    """The group of these alternatives: a node if none holds a mark."""
+    plain = [option for option in options if all(isinstance(i, Node) for i in option)]
+    if len(plain) == len(options):
+        return _choice([_row(option) for option in options])  # type: ignore[arg-type]
+    marked = [tuple(option) for option in options if option not in plain]
+    if plain:
+        marked.insert(0, (_choice([_row(option) for option in plain]),))  # type: ignore[arg-type]
+    return MarkedGroup(tuple(marked), start)
+
+
+def _choice(options: list[Node]) -> Node:
+    """One node for the options; an empty one makes the rest optional."""
+    nonempty = [option for option in options if option != Seq(())]
+    if not nonempty:
+        return Seq(())
+    choice = nonempty[0] if len(nonempty) == 1 else Alt(tuple(nonempty))
+    return choice if len(nonempty) == len(options) else Repeat(choice, 0, 1)
+
+
+def repeated(item: MarkedGroup, low: int, high: int | None) -> MarkedGroup:
+    """``item{low,high}``, written out as copies (``?`` is a choice of none or one)."""
+    if high is None or high > MAX_UNROLLED:
+        raise LookaroundError(
+            "a group holding a lookaround, word boundary or anchor may repeat at most "
+            f"{MAX_UNROLLED} times (write it out)",
+            item.start,
+        )
+    optional = group([[], *map(list, item.options)], item.start)
+    copies = (item,) * low + (optional,) * (high - low)
+    return MarkedGroup((copies,), item.start)
+
+
+def spread(
+    items: list[Item],
+) -> list[tuple[list[Node | Lookahead | Lookbehind | Boundary], bool, bool]]:
+    """The top-level sequences ``items`` stands for, each with whether a ``^``
+    inside starts the text and a ``$`` inside ends it (the anchors themselves
+    removed); an empty list where no text can pass them.
+
+    Raises:
+        LookaroundError: more than ``MAX_SPREAD`` sequences.
+    """
+    partials = [_Partial()]
+    for item in items:
+        partials = _extended(partials, item)
+    return [(partial.items, partial.starts, partial.ends) for partial in partials]
+
+
+@dataclass
+class _Partial:
+    """One way through the groups so far."""
+
+    items: list = field(default_factory=list)
+    starts: bool = False  # a ^ was met (the items before it were dropped as empty)
+    ends: bool = False  # a $ was met: what follows must be empty
+
+    def copy(self) -> _Partial:
+        return _Partial(list(self.items), self.starts, self.ends)
+
+
+def _extended(partials: list[_Partial], item: Item) -> list[_Partial]:
+    if isinstance(item, MarkedGroup):
+        result = []
+        for option in item.options:
+            chosen = [partial.copy() for partial in partials]
+            for part in option:
+                chosen = _extended(chosen, part)
+            result += chosen
+        if len(result) > MAX_SPREAD:
+            raise LookaroundError(
+                f"the groups holding lookarounds, word boundaries or anchors make more than "
+                f"{MAX_SPREAD} alternatives of the pattern",
+                item.start,
+            )
+        return result
+    return [partial for partial in partials if _appended(partial, item)]
+
+
+def _appended(partial: _Partial, item: Item) -> bool:
+    """Adds ``item``; False where no text can follow that way."""
+    if isinstance(item, TextStart):
+        if not all(_may_be_empty(i) for i in partial.items if isinstance(i, Node)):
+            return False
+        partial.items = [i for i in partial.items if not isinstance(i, Node)]
+        partial.starts = True
+        return True
+    if isinstance(item, TextEnd):
+        partial.ends = True
+        return True
+    if not partial.ends:
+        partial.items.append(item)
+        return True
+    # after a $: the rest is empty
+    if isinstance(item, Node):
+        return _may_be_empty(item)
+    if isinstance(item, Lookahead):
+        return _may_be_empty(item.node) != item.negative
+    partial.items.append(item)  # a lookbehind or boundary at the text's end
+    return True
+
+
+def _may_be_empty(node: Node) -> bool:
+    return length_bounds(node)[0] == 0
+
+
+def _row(items: list[Node]) -> Node:
+    return items[0] if len(items) == 1 else Seq(tuple(items))
