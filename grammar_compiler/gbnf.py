@@ -17,13 +17,14 @@ tree the judge is built from, so the two can disagree only if one of them
 misreads it. That reading accepts what both llama.cpp and xgrammar accept:
 rule names ``[A-Za-z_][A-Za-z0-9_-]*``, double-quoted strings, classes,
 groups (``()`` is the empty string), ``*`` ``+`` ``?`` ``{m}`` ``{m,}``
-``{m,n}``, ``#`` comments, escapes ``\n \r \t \\ \" \' \xHH \uXXXX
+``{m,n}``, xgrammar's lookahead assertion ``(= ...)`` ending a rule (a
+hint to xgrammar's matcher, not a constraint: the judge reads nothing for
+it), ``#`` comments, escapes ``\n \r \t \\ \" \' \xHH \uXXXX
 \UXXXXXXXX`` (in classes also ``\[ \] \- \^``), and llama.cpp's tokens
 ``<think>``, exactly that token of the served model (``special_tokens``: the
 decoder resolves it; the judge sees its text). Rejected by name: tokens by
 id (``<[1000]>``) and negated tokens (``!<think>``), xgrammar's
-macros (``Regex(...)``, ``TagDispatch(...)``, ...) and lookahead assertions
-``(= ...)``, which only xgrammar could judge; NUL inside a string, which
+macros (``Regex(...)``, ``TagDispatch(...)``, ...); NUL inside a string, which
 xgrammar 0.2.8 drops; undefined rules; a missing ``root`` rule. Whatever
 xgrammar still refuses is reported with its line and column, mapped back to
 the user's text.
@@ -177,9 +178,18 @@ class _GbnfReader(RuleReader):
         return Text(text)
 
     def group(self) -> Node:
-        if self.peek(self.pos + 1) == "=":
-            raise self.error("xgrammar's lookahead assertion '(= ...)' is not supported")
-        return super().group()
+        if self.peek(self.pos + 1) != "=":
+            return super().group()
+        # xgrammar's lookahead assertion, which ends a rule: a hint to its matcher that
+        # does not hold the rule to it (``a ::= "a" (= "b")`` still matches "a" before
+        # "c"), so it adds nothing to what the judge accepts; xgrammar checks its place
+        opening = self.pos
+        self.pos += 2
+        self.choice("'(='")
+        if self.peek() != ")":
+            raise self.error("'(=' is never closed", opening)
+        self.pos += 1
+        return Text("")
 
     def string(self) -> str:
         opening = self.pos

@@ -515,12 +515,23 @@ def test_gbnf_passes_through_except_llama_cpp_spellings() -> None:
     assert compile_grammar(text, "ebnf").source_language == "ebnf"
 
 
+def test_xgrammar_lookahead_assertions_are_hints_the_judge_reads_as_nothing() -> None:
+    """xgrammar's ``(= ...)`` ends a rule and steers its matcher without holding
+    the rule to it, so the text after ``a`` may still be ``c``; the judge reads
+    the grammar without it and agrees with xgrammar."""
+    text = 'root ::= a "b" | a "c" | "x" tail\na ::= "a" | "aa" (= "b")\ntail ::= [0-9]+ (= [a-z])'
+    compiled = _Compiled(text, "ebnf")
+    assert '(= "b")' in compiled.constraint.value  # handed to xgrammar as written
+    _assert_agrees(compiled, ["ab", "aab", "ac", "aac", "x12"], ["a", "abc", "x", "xa"])
+
+
 GBNF_ERRORS = [
     ("root ::= x", "rule 'x' is not defined", 1, 10),
     ('foo ::= "a"', "a GBNF grammar starts at a rule named root", 1, 1),
     ('root ::= "a"\nroot ::= "b"', "rule 'root' is defined twice", 2, 1),
     ('root ::= Regex("a")', "Regex(...) macro is not supported", 1, 10),
-    ('root ::= "a" (= "b")', "lookahead assertion '(= ...)' is not supported", 1, 14),
+    ('root ::= ("a" (= "b")) "b"', "xgrammar: Expect )", 1, 15),
+    ('root ::= "a" (= "b"', "'(=' is never closed", 1, 14),
     ("root ::= 'a'", "double quotes", 1, 10),
     ('root ::= "a\\x00"', "NUL character", 1, 10),
     ('root ::= ("a"', "'(' is never closed", 1, 10),
