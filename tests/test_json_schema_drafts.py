@@ -512,12 +512,19 @@ def test_a_legacy_metaschema_is_read_from_the_bundled_copy(document: str | None,
         assert constraint.judge(text) is None, (text, constraint.judge(text))
 
 
+@pytest.mark.parametrize("identified", [False, True], ids=["no-$id", "$id"])
 @pytest.mark.parametrize("uri", [D2019, D2020])
-def test_a_vocabulary_metaschema_is_read_with_its_dynamic_references(uri: str) -> None:
+def test_a_vocabulary_metaschema_is_read_with_its_dynamic_references(
+    uri: str, identified: bool
+) -> None:
     """2019-09's and 2020-12's metaschemas join vocabularies with dynamic
     references, which must lead back to the whole metaschema: a subschema
-    nested anywhere is checked against every vocabulary."""
+    nested anywhere is checked against every vocabulary. A document with an
+    id of its own enters the dynamic scope first (and must not make the
+    metaschema compile twice, recursing into itself)."""
     schema = {"$schema": uri, **OBJ, "properties": {"schema": {"$ref": uri}}}
+    if identified:
+        schema["$id"] = "https://tools.example.com/registry.json"
     schema["required"] = ["schema"]
     constraint = compile_json_schema(schema, decoder_guard=True)
     decoder = Decoder(constraint.value, guard=True)

@@ -52,6 +52,28 @@ class DynamicScope:
         recursive = (self.recursive or self.base) if self.base in index.recursive_roots else None
         return DynamicScope(uri, True, tuple(sorted(anchors.items())), recursive)
 
+    def settled(self, index: RefIndex, target: str) -> DynamicScope:
+        """The scope as the references under ``target`` see it, so that scopes that
+        lead every one of them to the same place compile ``target`` once.
+
+        From a resource with an id, the first lookup pushes it (referencing), and
+        pushing it changes no reference that starts in it: its dynamic anchors
+        join the scope, where they only stand in for its own anchors (the
+        default); a resource with ``$recursiveAnchor`` starts or extends the run
+        a ``$recursiveRef`` in it reads (so no run is the same as a run of it
+        alone), one without ends it (unread there). Not done where a resource
+        nested under ``target`` starts a scope of its own without a push.
+        """
+        nested = any(where.startswith(target + "/") for where in index.resources.values())
+        if not self.base or nested:
+            return self
+        anchors = dict(self.anchors)
+        for resource, name in sorted(index.dynamic_anchors):
+            if resource == self.base:
+                anchors.setdefault(name, resource)
+        recursive = (self.recursive or self.base) if self.base in index.recursive_roots else None
+        return DynamicScope(self.base, True, tuple(sorted(anchors.items())), recursive)
+
     def dynamic_anchor(self, name: str) -> str | None:
         """The resource whose ``$dynamicAnchor`` ``name`` a reference to that anchor reaches."""
         return dict(self.anchors).get(name)

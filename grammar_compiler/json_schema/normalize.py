@@ -373,6 +373,8 @@ class Compiler:
     def _definition(self, target: str, scope: DynamicScope | None, ref: str, where: str) -> Node:
         """A reference to the definition compiled from ``target`` (read in ``scope``)."""
         schema = self.index.lookup(target, ref, where)
+        if scope is not None:
+            scope = scope.within(self.index.bases[target]).settled(self.index, target)
         name = self._names.get((target, scope))
         if name is None:
             name = self._names[(target, scope)] = self._new_name(target)
