@@ -9,6 +9,7 @@ canonical form, and random walks through xgrammar's grammar judged valid.
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from json_instances import Decoder, samples
@@ -305,6 +306,76 @@ def test_a_recursive_reference_reaches_the_outermost_recursive_anchor() -> None:
     }
     good = ['{"data": 1, "kids": [{"data": 2, "kids": []}]}']
     _assert_agrees(schema, good, ['{"kids": [[]]}', '{"kids": [{"data": "x"}]}'])
+
+
+_SCALARS = [
+    {"type": "string", "maxLength": 2},
+    {"type": "integer", "minimum": 0, "maximum": 9},
+    {"type": "boolean"},
+]
+
+
+def _dynamic_document(rng: random.Random, draft: str) -> dict:
+    """Resources that refer to each other, with dynamic anchors (2020-12) or
+    recursive ones (2019-09) scattered over them and the root."""
+    names = ["r0", "r1", "r2"]
+    dynamic = draft == D2020
+    back = {"$dynamicRef": "#T"} if dynamic else {"$recursiveRef": "#"}
+    resources = {}
+    for name in names:
+        resource: dict = {"$id": name}
+        if rng.random() < 0.6:
+            if dynamic:
+                resource["$defs"] = {"t": {"$dynamicAnchor": "T", **rng.choice(_SCALARS)}}
+            else:
+                resource["$recursiveAnchor"] = True
+        if rng.random() < 0.5:
+            items = {"anyOf": [rng.choice(_SCALARS), back]}
+            resource.update({"type": "array", "maxItems": 2, "items": items})
+        else:
+            properties = {"a": {"$ref": rng.choice(names)}, "b": back, "c": rng.choice(_SCALARS)}
+            resource.update({"type": "object", "properties": properties})
+            resource["additionalProperties"] = False
+        resources[name] = resource
+    document = {"$schema": draft, "$defs": resources, "$ref": rng.choice(names)}
+    if rng.random() < 0.7:
+        document["$id"] = "https://example.com/root"
+    if rng.random() < 0.5:
+        document.update({"$dynamicAnchor": "T"} if dynamic else {"$recursiveAnchor": True})
+    return document
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    roll = rng.random()
+    if depth > 2 or roll < 0.4:
+        return rng.choice(["a", "", "xy", 1, 5, 12, True, None])
+    if roll < 0.7:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    return {key: _value(rng, depth + 1) for key in rng.sample(["a", "b", "c"], rng.randint(0, 2))}
+
+
+@pytest.mark.parametrize("draft", [D2019, D2020])
+def test_random_dynamic_scopes_agree_with_the_judge(draft: str) -> None:
+    """Random documents of resources joined by ``$ref`` and dynamic references:
+    xgrammar accepts a value only if jsonschema does (``dynamic_scope``
+    follows referencing), and nearly every value jsonschema accepts."""
+    rng = random.Random(draft)
+    compiled = accepted = valid = 0
+    for _ in range(80):
+        document = _dynamic_document(rng, draft)
+        try:
+            constraint = compile_json_schema(document)
+        except ConstraintError:
+            continue
+        compiled += 1
+        decoder = Decoder(constraint.value)
+        for _ in range(30):
+            text = json.dumps(_value(rng))
+            passes = constraint.judge(text) is None
+            assert passes or not decoder.accepts(text), (document, text)
+            valid += passes
+            accepted += decoder.accepts(text)
+    assert compiled > 30 and accepted > 0.9 * valid > 50, (compiled, accepted, valid)
 
 
 def test_a_dynamic_reference_to_an_anchor_its_resource_lacks_is_refused() -> None:
