@@ -546,6 +546,18 @@ def test_draft_07_content_encoding_alone_is_written_as_text_that_decodes(
     assert "contentEncoding" in _refused({"$schema": D07, "contentEncoding": "quoted-printable"})
 
 
+AS_PEOPLE_WRITE_IT = json.dumps(
+    {
+        "title": "User",
+        "type": "object",
+        "description": "xgrammar writes members in the order the metaschema lists them",
+        "properties": {"name": {"type": "string", "description": "Full name", "minLength": 1}},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+)
+
+
 @pytest.mark.parametrize(
     ("document", "uri"),
     [(D04, D04), (D06, D06), (D07, D07), (D07, D04), (D2020, D06), (None, D07), (None, D04)],
@@ -566,9 +578,10 @@ def test_a_legacy_metaschema_is_read_from_the_bundled_copy(document: str | None,
     }
     constraint = compile_json_schema(schema, decoder_guard=True)  # its uniqueItems need the guard
     decoder = Decoder(constraint.value, guard=True)
-    good = ['{"options": {"minLength": 2, "type": "string"}, "kind": "array"}', '{"options": {}}']
+    good = ['{"options": {"type": "string", "minLength": 2}, "kind": "array"}', '{"options": {}}']
     bad = ['{"options": {"type": 5}}', '{"options": {"minLength": -1}}', '{"kind": "list"}']
     bad.append('{"options": {"required": ["a", "a"]}}')
+    good.append(f'{{"options": {AS_PEOPLE_WRITE_IT}}}')
     if uri == D04:  # draft-04's boolean exclusiveMinimum needs minimum; later drafts' is a number
         good.append('{"options": {"minimum": 1, "exclusiveMinimum": true}}')
         bad += ['{"options": {"exclusiveMinimum": true}}', '{"options": {"exclusiveMinimum": 1}}']
@@ -600,6 +613,7 @@ def test_a_vocabulary_metaschema_is_read_with_its_dynamic_references(
     constraint = compile_json_schema(schema, decoder_guard=True)
     decoder = Decoder(constraint.value, guard=True)
     good = ['{"schema": true}', '{"schema": {"properties": {"a": {"minLength": 2}}}}']
+    good.append(f'{{"schema": {AS_PEOPLE_WRITE_IT}}}')
     good.append('{"schema": {"$defs": {"b": {"items": {"type": "string"}}}}}')
     bad = ['{"schema": {"type": "strin"}}', '{"schema": {"required": ["a", "a"]}}']
     bad += ['{"schema": {"properties": {"a": {"minLength": -1}}}}']  # validation, via applicator

@@ -20,6 +20,12 @@ they stay remote there.
 dynamic references (``dynamic_scope``), whose meaning changed between the
 two: each is embedded whole (the metaschema and its vocabularies) in a
 document of its own draft only.
+
+xgrammar writes an object's members in the order its schema lists them, so
+a schema the model writes would list ``type`` after ``properties`` and
+``required`` (the metaschemas' own orders); the copies list the keywords in
+the order people write them (``WRITING_ORDER``: ``{"type": "object",
+"properties": ..., "required": ...}``), which changes nothing they accept.
 """
 
 from __future__ import annotations
@@ -54,8 +60,25 @@ _VOCABULARY_FOLDERS = {
 }
 
 
+WRITING_ORDER = (
+    *("$schema", "$id", "id", "$ref", "title", "type", "description", "enum", "const"),
+    *("format", "pattern", "minLength", "maxLength", "minimum", "exclusiveMinimum", "maximum"),
+    *("exclusiveMaximum", "multipleOf", "items", "prefixItems", "additionalItems", "minItems"),
+    *("maxItems", "uniqueItems", "contains", "minContains", "maxContains", "properties"),
+    *("required", "additionalProperties", "patternProperties", "propertyNames"),
+    *("minProperties", "maxProperties", "dependencies", "dependentRequired"),
+    *("dependentSchemas", "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "default"),
+    *("examples", "readOnly", "writeOnly", "deprecated", "$comment", "$anchor"),
+    *("$dynamicAnchor", "$dynamicRef", "$recursiveAnchor", "$recursiveRef", "$vocabulary"),
+    *("unevaluatedItems", "unevaluatedProperties", "contentEncoding", "contentMediaType"),
+    *("contentSchema", "definitions", "$defs"),
+)
+"""The keywords of a schema in the order people write them (see the module docstring)."""
+
+
 def with_metaschemas(document: Any, draft: Draft) -> Any:
-    """The document, with each legacy metaschema a ``$ref`` names embedded as ``draft`` reads it."""
+    """The document, with each official metaschema a ``$ref`` names embedded as ``draft``
+    reads it, its keywords in ``WRITING_ORDER``."""
     if not isinstance(document, dict):
         return document
     holder = "$defs" if not draft.legacy_ids and "definitions" not in document else "definitions"
@@ -66,19 +89,39 @@ def with_metaschemas(document: Any, draft: Draft) -> Any:
     embedded = dict(definitions)
     folder = _VOCABULARY_FOLDERS.get(draft)
     if folder is not None and any(key.startswith(metaschema_key(folder)) for key in named):
-        for uri in sorted(uri for uri in REGISTRY if uri.startswith(folder)):
-            name = "metaschema-" + uri.removeprefix("https://json-schema.org/draft/")
-            name = _free(name.replace("/", "-"), embedded)
-            embedded[name] = copy.deepcopy(REGISTRY.contents(uri))
+        for name, metaschema in _vocabulary_metaschemas(folder):
+            embedded[_free(name, embedded)] = metaschema
     for own_draft, metaschema in _METASCHEMAS.items():
         if metaschema_key(metaschema[own_draft.id_keyword]) not in named:
             continue
         rewritten = _as_read_by(metaschema, own_draft, draft)
         if rewritten is not None:
+            rewritten["properties"] = _in_writing_order(rewritten["properties"])
             embedded[_free(f"metaschema-{own_draft.name}", embedded)] = rewritten
     if len(embedded) == len(definitions):
         return document
     return {**document, holder: embedded}
+
+
+def _vocabulary_metaschemas(folder: str) -> Iterator[tuple[str, dict]]:
+    """A draft's metaschema and vocabularies, named for ``$defs``; the metaschema
+    lists every keyword its vocabularies declare first (``true``: the
+    vocabularies constrain them), in ``WRITING_ORDER``, so the merged object
+    writes them in that order."""
+    uris = sorted(uri for uri in REGISTRY if uri.startswith(folder))
+    declared = {key for uri in uris for key in REGISTRY.contents(uri).get("properties", {})}
+    for uri in uris:
+        metaschema = copy.deepcopy(REGISTRY.contents(uri))
+        if "allOf" in metaschema:  # the metaschema itself, joining the vocabularies
+            listed = {key: True for key in WRITING_ORDER if key in declared}
+            metaschema["properties"] = {**listed, **metaschema.get("properties", {})}
+        name = "metaschema-" + uri.removeprefix("https://json-schema.org/draft/")
+        yield name.replace("/", "-"), metaschema
+
+
+def _in_writing_order(properties: dict) -> dict:
+    rank = {key: index for index, key in enumerate(WRITING_ORDER)}
+    return dict(sorted(properties.items(), key=lambda item: rank.get(item[0], len(rank))))
 
 
 def _free(name: str, taken: dict) -> str:
