@@ -271,31 +271,97 @@ def _covers(ranges: Ranges, node: Node) -> bool:
     return all(_covers(ranges, part) for part in parts)
 
 
+def _prefix_restricted(rest: Node, index: int, low: int, high: int | None, start: int) -> Node:
+    """``rest`` with its first ``index`` items' length held to low..high."""
+    items = _flat(rest)
+    prefix = restrict_length(_row(items[:index]) if index else Seq(()), low, high)
+    if prefix is None:
+        raise LookaroundError(
+            "no text of the lengths the lookahead allows before its character can be written "
+            "as one regex",
+            start,
+        )
+    return Seq((prefix, *items[index:]))
+
+
 def _row(items: list[Node]) -> Node:
     return items[0] if len(items) == 1 else Seq(tuple(items))
+
+
+def _bounded_prefix(lookahead: Lookahead, rest: Node) -> tuple[int, int, int | None] | None:
+    """``(?=S{m,n}c)`` (email's ``(?=.{1,64}@)``) on a ``rest`` that is ``P c ...``
+    with no ``c`` in ``P`` and every character of ``P`` in ``S``, as (items of
+    ``P``, m, n): the lookahead holds exactly where ``P``'s length is within
+    m..n. (With ``c`` in ``S`` a later ``c`` could also end the count; it lies
+    past n whenever ``P`` is longer than n, so that is exact too, once ``P`` is
+    never shorter than m.) None for any other lookahead."""
+    parts = _flat(lookahead.node)
+    if lookahead.negative or len(parts) != 3:
+        return None
+    counted, mark, anything = parts
+    if not (
+        isinstance(counted, Repeat)
+        and isinstance(counted.item, Chars)
+        and isinstance(mark, Chars)
+        and len(mark.ranges) == 1
+        and mark.ranges[0][0] == mark.ranges[0][1]
+        and isinstance(anything, Repeat)
+        and (anything.low, anything.high) == (0, None)
+        and isinstance(anything.item, Chars)
+        and _covers(anything.item.ranges, rest)
+    ):
+        return None
+    items = _flat(rest)
+    not_mark = minus(SCALAR_VALUES, mark.ranges)
+    for index, item in enumerate(items):
+        if item == mark:
+            prefix = _row(items[:index]) if index else Seq(())
+            if not _covers(counted.item.ranges, prefix):
+                return None
+            mark_in_set = not minus(mark.ranges, counted.item.ranges)
+            if mark_in_set and length_bounds(prefix)[0] < counted.low:
+                return None
+            return index, counted.low, counted.high
+        if not _covers(not_mark, item):
+            return None
+    return None
+
+
+def _flat(node: Node) -> list[Node]:
+    """A sequence's items, nested sequences opened."""
+    if not isinstance(node, Seq):
+        return [node]
+    return [part for item in node.items for part in _flat(item)]
 
 
 def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
     edges = [_one_character(lookahead, rest) for lookahead in run]
     simple = (
-        edge is not None or _length_only(lookahead, rest)
+        edge is not None
+        or _length_only(lookahead, rest)
+        or _bounded_prefix(lookahead, rest) is not None
         for lookahead, edge in zip(run, edges, strict=True)
     )
     if all(simple):
-        # (?!-), (?=\d), (?!.*-$) beside length checks only: cut on the tree, where
-        # counts stay counts
+        # (?!-), (?=\d), (?!.*-$), (?=.{1,64}@) beside length checks only: cut on the
+        # tree, where counts stay counts
+        kept = []
         for lookahead, edge in zip(run, edges, strict=True):
-            if edge is None:
+            if edge is not None:
+                chars, last = edge
+                cut_edge = ending_with if last else starting_with
+                cut = cut_edge(rest, chars, negated=lookahead.negative)
+            elif (bounded := _bounded_prefix(lookahead, rest)) is not None:
+                cut = _prefix_restricted(rest, *bounded, lookahead.start)
+            else:
+                kept.append(lookahead)
                 continue
-            chars, last = edge
-            cut_edge = ending_with if last else starting_with
-            cut = cut_edge(rest, chars, negated=lookahead.negative)
             if cut is None:
                 raise LookaroundError(
                     "no text satisfies the lookahead", lookahead.start, unsatisfiable=True
                 )
             rest = cut
-        run = [lookahead for lookahead, edge in zip(run, edges, strict=True) if edge is None]
+        run = kept
         if not run:
             return rest
     counted = _count_over_one_set(rest)

@@ -1311,6 +1311,39 @@ def test_marks_inside_groups(pattern: str, matching: list[str], other: list[str]
     _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=30)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        (  # StackOverflow's email regex: at most 64 characters before the @
+            "^(?=.{1,64}@)[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*@[^-][A-Za-z0-9-]+"
+            "(\\.[A-Za-z0-9-]+)*(\\.[A-Za-z]{2,})$",
+            ["jane.doe@example.com", "a@bc.io"],
+            ["@example.com", "a" * 65 + "@example.com", "jane@-x.com"],
+        ),
+        (
+            "^(?=[^@]{1,64}@)[^@\\s]+@[^@\\s]+\\.[^@\\s]+$",
+            ["x@y.z", "a" * 64 + "@y.z"],
+            ["a" * 65 + "@y.z", "x@y"],
+        ),
+        ("^(?=.{3,5}-)[a-z]+-[0-9]+$", ["abc-1", "abcde-12"], ["ab-1", "abcdef-1"]),
+    ],
+)
+def test_a_lookahead_that_bounds_the_text_before_a_character(
+    pattern: str, matching: list[str], other: list[str]
+) -> None:
+    """``(?=.{1,64}@)`` holds exactly where the part before the first ``@`` is
+    1 to 64 characters long: that part's length is bounded on the tree
+    (a subset where it has several varying parts), not with automata that
+    would pass their bounds."""
+    constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": pattern}))
+    for text in matching:
+        assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
+    for text in other:
+        assert constraint.judge(layout(text)) is not None, text
+        assert not decoder.accepts(layout(text)), text
+    _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=30)
+
+
 _MARKED_ATOMS = ["a", "b", "-", "1", "\\d", "\\w", "[a-b]", "."]
 _MARKS = ["\\b", "\\B", "(?=\\w)", "(?!-)", "$", "^", "(?=a|1)", "(?<!-)", "(?!$)"]
 
