@@ -34,6 +34,7 @@ from grammar_compiler import regex_automaton
 from grammar_compiler.code_points import SCALAR_VALUES, Ranges, minus
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
+    Alt,
     Chars,
     Node,
     Repeat,
@@ -327,6 +328,44 @@ def _bounded_prefix(lookahead: Lookahead, rest: Node) -> tuple[int, int, int | N
     return None
 
 
+def _length_with_optional_end(lookahead: Lookahead, rest: Node) -> tuple[int, int, Ranges] | None:
+    """``(?=S{m,n}c?$)`` (zod's hostname: ``(?=.{1,253}\\.?$)``), ``S`` holding every
+    character ``rest`` may hold, as (m, n, c): the text is m..n long, or n + 1
+    long and ends with ``c``. None for any other lookahead."""
+    parts = _flat(lookahead.node)
+    if lookahead.negative or len(parts) != 2:
+        return None
+    counted, optional = parts
+    if not (
+        isinstance(counted, Repeat)
+        and isinstance(counted.item, Chars)
+        and counted.high is not None
+        and isinstance(optional, Repeat)
+        and (optional.low, optional.high) == (0, 1)
+        and isinstance(optional.item, Chars)
+        and _covers(counted.item.ranges, rest)
+    ):
+        return None
+    return counted.low, counted.high, optional.item.ranges
+
+
+def _within_length_or_one_more(
+    rest: Node, low: int, high: int, last: Ranges, start: int
+) -> Node | None:
+    """``rest`` of low..high characters, or of high + 1 ending with ``last``."""
+    within = restrict_length(rest, low, high)
+    longer = restrict_length(rest, high + 1, high + 1)
+    ending = None if longer is None else ending_with(longer, last, negated=False)
+    kept = [node for node in (within, ending) if node is not None]
+    if not kept:
+        if length_bounds(rest)[0] > high + 1:
+            return None  # no text is that short
+        raise LookaroundError(
+            "no text of the lengths the lookahead allows can be written as one regex", start
+        )
+    return kept[0] if len(kept) == 1 else Alt(tuple(kept))
+
+
 def _flat(node: Node) -> list[Node]:
     """A sequence's items, nested sequences opened."""
     if not isinstance(node, Seq):
@@ -340,6 +379,7 @@ def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
         edge is not None
         or _length_only(lookahead, rest)
         or _bounded_prefix(lookahead, rest) is not None
+        or _length_with_optional_end(lookahead, rest) is not None
         for lookahead, edge in zip(run, edges, strict=True)
     )
     if all(simple):
@@ -353,6 +393,8 @@ def _looked_ahead(run: list[Lookahead], rest: Node) -> Node:
                 cut = cut_edge(rest, chars, negated=lookahead.negative)
             elif (bounded := _bounded_prefix(lookahead, rest)) is not None:
                 cut = _prefix_restricted(rest, *bounded, lookahead.start)
+            elif (lengths := _length_with_optional_end(lookahead, rest)) is not None:
+                cut = _within_length_or_one_more(rest, *lengths, lookahead.start)
             else:
                 kept.append(lookahead)
                 continue

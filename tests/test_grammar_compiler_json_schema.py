@@ -1326,15 +1326,23 @@ def test_marks_inside_groups(pattern: str, matching: list[str], other: list[str]
             ["a" * 65 + "@y.z", "x@y"],
         ),
         ("^(?=.{3,5}-)[a-z]+-[0-9]+$", ["abc-1", "abcde-12"], ["ab-1", "abcdef-1"]),
+        (  # zod's hostname: 253 characters, or 254 with a final dot
+            "^(?=.{1,253}\\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+            "(?:\\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\\.?$",
+            ["example.com", "example.com.", "a"],
+            ["-a.com", "a..b", "ex_ample.com"],
+        ),
+        ("^(?=.{2,4}x?$)[a-z]+$", ["ab", "abcd", "abcdx"], ["a", "abcde", "abcdex"]),
     ],
 )
 def test_a_lookahead_that_bounds_the_text_before_a_character(
     pattern: str, matching: list[str], other: list[str]
 ) -> None:
     """``(?=.{1,64}@)`` holds exactly where the part before the first ``@`` is
-    1 to 64 characters long: that part's length is bounded on the tree
-    (a subset where it has several varying parts), not with automata that
-    would pass their bounds."""
+    1 to 64 characters long, ``(?=.{1,253}\\.?$)`` where the text is 1 to 253
+    characters long or 254 ending with a dot: lengths bounded on the tree (a
+    subset where several parts vary), not with automata that would pass their
+    bounds."""
     constraint, decoder = _compiled(json.dumps({"type": "string", "pattern": pattern}))
     for text in matching:
         assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
