@@ -45,12 +45,7 @@ class DynamicScope:
         """The scope a reference into the resource ``uri`` leaves its target in."""
         if not self.base or (self.looked_up and uri == self.base):
             return self.within(uri)
-        anchors = dict(self.anchors)
-        for resource, name in sorted(index.dynamic_anchors):
-            if resource == self.base:
-                anchors.setdefault(name, resource)  # an outer resource's anchor wins
-        recursive = (self.recursive or self.base) if self.base in index.recursive_roots else None
-        return DynamicScope(uri, True, tuple(sorted(anchors.items())), recursive)
+        return self._base_pushed(index).within(uri)
 
     def settled(self, index: RefIndex, target: str) -> DynamicScope:
         """The scope as the references under ``target`` see it, so that scopes that
@@ -67,10 +62,14 @@ class DynamicScope:
         nested = any(where.startswith(target + "/") for where in index.resources.values())
         if not self.base or nested:
             return self
+        return self._base_pushed(index)
+
+    def _base_pushed(self, index: RefIndex) -> DynamicScope:
+        """The scope once a lookup has pushed the resource being read."""
         anchors = dict(self.anchors)
         for resource, name in sorted(index.dynamic_anchors):
             if resource == self.base:
-                anchors.setdefault(name, resource)
+                anchors.setdefault(name, resource)  # an outer resource's anchor wins
         recursive = (self.recursive or self.base) if self.base in index.recursive_roots else None
         return DynamicScope(self.base, True, tuple(sorted(anchors.items())), recursive)
 
