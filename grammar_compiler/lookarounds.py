@@ -291,8 +291,8 @@ def _row(items: list[Node]) -> Node:
 
 def _bounded_prefix(lookahead: Lookahead, rest: Node) -> tuple[int, int, int | None] | None:
     """``(?=S{m,n}c)`` (email's ``(?=.{1,64}@)``) on a ``rest`` that is ``P c ...``
-    with no ``c`` in ``P`` and every character of ``P`` in ``S``, as (items of
-    ``P``, m, n): the lookahead holds exactly where ``P``'s length is within
+    with no ``c`` in ``P`` and every character of ``P`` in ``S``, as (the number
+    of ``rest``'s items in ``P``, m, n): the lookahead holds exactly where ``P``'s length is within
     m..n. (With ``c`` in ``S`` a later ``c`` could also end the count; it lies
     past n whenever ``P`` is longer than n, so that is exact too, once ``P`` is
     never shorter than m.) None for any other lookahead."""
