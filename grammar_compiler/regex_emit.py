@@ -69,6 +69,15 @@ class, ``{0,128}`` 0.03 against 0.39, ``+`` 0.03 against 0.30; but
 xgrammar counts the repeat at run time, where a negated class has no
 precomputed masks)."""
 
+NESTED_COUNT_LIMIT = 128
+"""The largest count xgrammar 0.2.8 gets right inside a group that is optional,
+repeated or one of several alternatives, in a JSON string's pattern (its
+``Regex(..., json_string=true)``): past 128 it counts at run time, and there
+the text may end in the middle of the group (``a(?:b{0,129}c)?`` accepts
+``abb``: Kubernetes' name pattern with ``maxLength: 253`` wrote ``4fi-``).
+Such counts are written in parts no larger than this (``b{0,128}b{0,1}``),
+which it expands and gets right; a count at the pattern's top level stays."""
+
 WRITE_OUT_COUNT_LIMIT = 128
 """The largest required count of a group (not a single set) written as that
 many copies rather than counted; ``WRITE_OUT_TEXT_LIMIT`` bounds the text.
@@ -251,10 +260,17 @@ class Syntax:
     mixed_plane_classes: bool
     """It masks repeats of a class spanning U+FFFF and U+10000 right; otherwise the
     class is written as two alternatives."""
+    nested_counts: bool
+    """It gets counts above ``NESTED_COUNT_LIMIT`` right inside a quantified group or
+    an alternative; otherwise they are written in parts."""
 
 
-REGEX_SYNTAX = Syntax(escapes_beyond_bmp=True, optional_mark=True, mixed_plane_classes=True)
-PATTERN_SYNTAX = Syntax(escapes_beyond_bmp=False, optional_mark=False, mixed_plane_classes=False)
+REGEX_SYNTAX = Syntax(
+    escapes_beyond_bmp=True, optional_mark=True, mixed_plane_classes=True, nested_counts=True
+)
+PATTERN_SYNTAX = Syntax(
+    escapes_beyond_bmp=False, optional_mark=False, mixed_plane_classes=False, nested_counts=False
+)
 
 _BMP: Ranges = ((0, 0xFFFF),)
 _BEYOND_BMP: Ranges = ((0x10000, sys.maxunicode),)
@@ -276,19 +292,25 @@ class _Writer:
         self.syntax = syntax
         self.write_out_left = WRITE_OUT_TEXT_LIMIT
 
-    def emit(self, node: Node, *, negatable: bool) -> str:
+    def emit(self, node: Node, *, negatable: bool, nested: bool = False) -> str:
         """``negatable``: whether a set may be written as a negated class here
-        (not under a count above ``NEGATED_COUNT_LIMIT``)."""
+        (not under a count above ``NEGATED_COUNT_LIMIT``); ``nested``: inside a
+        quantified group or an alternative (``NESTED_COUNT_LIMIT``)."""
         syntax = self.syntax
         if isinstance(node, Chars):
             return _set(node.ranges, syntax, negatable=negatable)
         if isinstance(node, Seq):
-            return "".join(self.emit(item, negatable=negatable) for item in node.items)
+            return "".join(self.emit(i, negatable=negatable, nested=nested) for i in node.items)
         if isinstance(node, Alt):
-            options = (self.emit(option, negatable=negatable) for option in node.options)
+            options = (self.emit(o, negatable=negatable, nested=True) for o in node.options)
             return "(?:" + "|".join(options) + ")"
+        if nested and not syntax.nested_counts:
+            chunks = _count_chunks(node.low, node.high, NESTED_COUNT_LIMIT)
+            if len(chunks) > 1:
+                parts = (Repeat(node.item, low, high) for low, high in chunks)
+                return "".join(self.emit(part, negatable=negatable, nested=True) for part in parts)
         negatable = negatable and max(node.low, node.high or 0) <= NEGATED_COUNT_LIMIT
-        body = self.emit(node.item, negatable=negatable)
+        body = self.emit(node.item, negatable=negatable, nested=True)
         if isinstance(node.item, Chars) and _one_class_across_planes(node.item.ranges, syntax):
             split = _counted_across_planes(body, node.low, node.high, syntax)
             if split is not None:
@@ -316,6 +338,21 @@ class _Writer:
         if high is None:
             return f"{required}{body}*"
         return required + (body + _quantifier(0, high - low, self.syntax) if high > low else "")
+
+
+def _count_chunks(low: int, high: int | None, limit: int) -> list[tuple[int, int | None]]:
+    """``x{low,high}`` as counts of at most ``limit`` in a row, which add up to it
+    (``x{0,251}``: ``x{0,128}x{0,123}``; ``x{300,}``: ``x{128}x{128}x{44,}``)."""
+    chunks: list[tuple[int, int | None]] = []
+    while low > limit or (high is not None and high > limit):
+        taken_low = min(low, limit)
+        taken_high = taken_low if high is None else min(high, limit)
+        chunks.append((taken_low, taken_high))
+        low -= taken_low
+        high = None if high is None else high - taken_high
+    if (low, high) != (0, 0) or not chunks:
+        chunks.append((low, high))
+    return chunks
 
 
 def _is_atom(node: Node) -> bool:

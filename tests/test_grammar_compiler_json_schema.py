@@ -1352,6 +1352,33 @@ def test_a_lookahead_that_bounds_the_text_before_a_character(
     _assert_sound(json.dumps({"type": "string", "pattern": pattern}), walks=30)
 
 
+@pytest.mark.parametrize(
+    ("schema", "matching", "other"),
+    [
+        (  # Kubernetes' object name: the length folds into the group as {0,251}
+            {"pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", "maxLength": 253},
+            ["a", "4fi", "a" * 253, "a-b.c"],
+            ["4fi-", "71f.", "a" * 254, "-a"],
+        ),
+        ({"pattern": "^a(?:b{0,129}c)?$"}, ["a", "abc", "a" + "b" * 129 + "c"], ["abb", "ab"]),
+        ({"pattern": "^a(?:b{0,129}c|d?)$"}, ["a", "ad", "abbc"], ["abb"]),
+        ({"pattern": "^a(?:b{300,}c)?d$"}, ["ad", "a" + "b" * 300 + "cd"], ["abbd", "abd"]),
+    ],
+)
+def test_large_counts_inside_optional_groups(
+    schema: dict, matching: list[str], other: list[str]
+) -> None:
+    """xgrammar counts past 128 at run time inside a JSON string's pattern, and
+    there lets the text end in the middle of an optional group (``abb`` for
+    ``a(?:b{0,129}c)?``): such counts are written in parts of at most 128."""
+    constraint, decoder = _compiled(json.dumps({"type": "string", **schema}))
+    for text in matching:
+        assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
+    for text in other:
+        assert constraint.judge(layout(text)) is not None, text
+        assert not decoder.accepts(layout(text)), text
+
+
 _MARKED_ATOMS = ["a", "b", "-", "1", "\\d", "\\w", "[a-b]", "."]
 _MARKS = ["\\b", "\\B", "(?=\\w)", "(?!-)", "$", "^", "(?=a|1)", "(?<!-)", "(?!$)"]
 
