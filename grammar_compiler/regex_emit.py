@@ -69,14 +69,17 @@ class, ``{0,128}`` 0.03 against 0.39, ``+`` 0.03 against 0.30; but
 xgrammar counts the repeat at run time, where a negated class has no
 precomputed masks)."""
 
-NESTED_COUNT_LIMIT = 128
-"""The largest count xgrammar 0.2.8 gets right inside a group that is optional,
-repeated or one of several alternatives, in a JSON string's pattern (its
-``Regex(..., json_string=true)``): past 128 it counts at run time, and there
-the text may end in the middle of the group (``a(?:b{0,129}c)?`` accepts
-``abb``: Kubernetes' name pattern with ``maxLength: 253`` wrote ``4fi-``).
-Such counts are written in parts no larger than this (``b{0,128}b{0,1}``),
-which it expands and gets right; a count at the pattern's top level stays."""
+COUNT_LIMIT = 128
+"""The largest count xgrammar 0.2.8 gets right everywhere in a JSON string's
+pattern (its ``Regex(..., json_string=true)``). Past 128 it counts at run
+time, and gets it wrong inside a group that is repeated, optional or one of
+several alternatives (``a(?:b{0,129}c)?`` accepts ``abb``: Kubernetes' name
+pattern with ``maxLength: 253`` wrote ``4fi-``) and right after an unbounded
+repeat (``a*c{0,145}`` accepts ``acaa``). There such counts are written in
+parts no larger than this (``b{0,128}b{0,1}``), which it expands and gets
+right; elsewhere (``[^"]{0,500}``, ``[a-z]+ .{0,500}``: fuzzed right) they
+stay, since expanding costs compile time, 30 s for ``.{0,500}`` with a 128k
+vocabulary."""
 
 WRITE_OUT_COUNT_LIMIT = 128
 """The largest required count of a group (not a single set) written as that
@@ -260,16 +263,16 @@ class Syntax:
     mixed_plane_classes: bool
     """It masks repeats of a class spanning U+FFFF and U+10000 right; otherwise the
     class is written as two alternatives."""
-    nested_counts: bool
-    """It gets counts above ``NESTED_COUNT_LIMIT`` right inside a quantified group or
-    an alternative; otherwise they are written in parts."""
+    large_counts: bool
+    """It gets counts above ``COUNT_LIMIT`` right wherever they stand; otherwise they
+    are written in parts where it would not."""
 
 
 REGEX_SYNTAX = Syntax(
-    escapes_beyond_bmp=True, optional_mark=True, mixed_plane_classes=True, nested_counts=True
+    escapes_beyond_bmp=True, optional_mark=True, mixed_plane_classes=True, large_counts=True
 )
 PATTERN_SYNTAX = Syntax(
-    escapes_beyond_bmp=False, optional_mark=False, mixed_plane_classes=False, nested_counts=False
+    escapes_beyond_bmp=False, optional_mark=False, mixed_plane_classes=False, large_counts=False
 )
 
 _BMP: Ranges = ((0, 0xFFFF),)
@@ -292,25 +295,28 @@ class _Writer:
         self.syntax = syntax
         self.write_out_left = WRITE_OUT_TEXT_LIMIT
 
-    def emit(self, node: Node, *, negatable: bool, nested: bool = False) -> str:
+    def emit(self, node: Node, *, negatable: bool, split_counts: bool = False) -> str:
         """``negatable``: whether a set may be written as a negated class here
-        (not under a count above ``NEGATED_COUNT_LIMIT``); ``nested``: inside a
-        quantified group or an alternative (``NESTED_COUNT_LIMIT``)."""
+        (not under a count above ``NEGATED_COUNT_LIMIT``); ``split_counts``:
+        whether a count above ``COUNT_LIMIT`` is written in parts here."""
         syntax = self.syntax
         if isinstance(node, Chars):
             return _set(node.ranges, syntax, negatable=negatable)
         if isinstance(node, Seq):
-            return "".join(self.emit(i, negatable=negatable, nested=nested) for i in node.items)
+            return "".join(
+                self.emit(item, negatable=negatable, split_counts=split_counts or unbounded)
+                for item, unbounded in zip(node.items, _after_unbounded(node.items), strict=True)
+            )
         if isinstance(node, Alt):
-            options = (self.emit(o, negatable=negatable, nested=True) for o in node.options)
+            options = (self.emit(o, negatable=negatable, split_counts=True) for o in node.options)
             return "(?:" + "|".join(options) + ")"
-        if nested and not syntax.nested_counts:
-            chunks = _count_chunks(node.low, node.high, NESTED_COUNT_LIMIT)
+        if split_counts and not syntax.large_counts:
+            chunks = _count_chunks(node.low, node.high, COUNT_LIMIT)
             if len(chunks) > 1:
                 parts = (Repeat(node.item, low, high) for low, high in chunks)
-                return "".join(self.emit(part, negatable=negatable, nested=True) for part in parts)
+                return "".join(self.emit(part, negatable=negatable) for part in parts)
         negatable = negatable and max(node.low, node.high or 0) <= NEGATED_COUNT_LIMIT
-        body = self.emit(node.item, negatable=negatable, nested=True)
+        body = self.emit(node.item, negatable=negatable, split_counts=True)
         if isinstance(node.item, Chars) and _one_class_across_planes(node.item.ranges, syntax):
             split = _counted_across_planes(body, node.low, node.high, syntax)
             if split is not None:
@@ -338,6 +344,14 @@ class _Writer:
         if high is None:
             return f"{required}{body}*"
         return required + (body + _quantifier(0, high - low, self.syntax) if high > low else "")
+
+
+def _after_unbounded(items: tuple[Node, ...]) -> list[bool]:
+    """For each item, whether the one before it is an unbounded repeat."""
+    return [
+        i > 0 and isinstance(items[i - 1], Repeat) and items[i - 1].high is None
+        for i in range(len(items))
+    ]
 
 
 def _count_chunks(low: int, high: int | None, limit: int) -> list[tuple[int, int | None]]:

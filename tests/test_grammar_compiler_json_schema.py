@@ -1363,14 +1363,19 @@ def test_a_lookahead_that_bounds_the_text_before_a_character(
         ({"pattern": "^a(?:b{0,129}c)?$"}, ["a", "abc", "a" + "b" * 129 + "c"], ["abb", "ab"]),
         ({"pattern": "^a(?:b{0,129}c|d?)$"}, ["a", "ad", "abbc"], ["abb"]),
         ({"pattern": "^a(?:b{300,}c)?d$"}, ["ad", "a" + "b" * 300 + "cd"], ["abbd", "abd"]),
+        ({"pattern": "^a*c{0,145}$"}, ["aac", "c" * 145, ""], ["acaa", "ca", "c" * 146]),
+        ({"pattern": "^[ab]+c{1,200}b?$"}, ["acb", "bbc"], ["ab", "acbb", "acab"]),
+        ({"pattern": "^[a-z]+ .{0,500}$"}, ["ab cd", "ab " + "x" * 500], ["ab", "ab " + "x" * 501]),
     ],
 )
-def test_large_counts_inside_optional_groups(
+def test_large_counts_where_xgrammar_miscounts(
     schema: dict, matching: list[str], other: list[str]
 ) -> None:
     """xgrammar counts past 128 at run time inside a JSON string's pattern, and
     there lets the text end in the middle of an optional group (``abb`` for
-    ``a(?:b{0,129}c)?``): such counts are written in parts of at most 128."""
+    ``a(?:b{0,129}c)?``) or go back into an unbounded repeat before the count
+    (``acaa`` for ``a*c{0,145}``): such counts are written in parts of at most
+    128 (``regex_emit.COUNT_LIMIT``)."""
     constraint, decoder = _compiled(json.dumps({"type": "string", **schema}))
     for text in matching:
         assert constraint.judge(layout(text)) is None and decoder.accepts(layout(text)), text
