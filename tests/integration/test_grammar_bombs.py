@@ -92,7 +92,8 @@ SCHEMAS = {
     ),
     "doubling_refs": (_doubling_refs(30), "MAX_SHORTEST_OUTPUT"),
     "deep_nesting": (_deep_schema(200), "nests deeper than 64 levels"),
-    "enum_100k": ({"enum": [f"v{i}" for i in range(100_000)]}, "schema too large"),
+    "enum_100k": ({"enum": [f"v{i}" for i in range(100_000)]}, "holds 100000 values"),
+    "text_3mb": ({"type": "string", "description": "x" * 3_000_000}, "schema too large"),
     "enum_20k": ({"enum": list(range(20_000))}, "holds 20000 values (at most 10000)"),
     "min_items_1e6": (
         {"type": "array", "items": {"const": "x"}, "minItems": 1_000_000},
