@@ -161,6 +161,23 @@ def test_too_many_sequences_are_refused() -> None:
     assert _refused(prompt=["a"] * 3, n=100).param == "n"
 
 
+@pytest.mark.parametrize("as_text", [False, True], ids=["object", "text"])
+def test_a_schema_keeps_its_property_order(as_text: bool) -> None:
+    """Properties are written in the schema's order (a reasoning field before its
+    answer), however the schema is given: as an object it was sorted once."""
+    schema = {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "answer": {"type": "integer"}},
+        "required": ["reasoning", "answer"],
+    }
+    value = json.dumps(schema) if as_text else schema
+    grammar = _plan(grammar={"type": "json_schema", "value": value}).constraint
+    assert list(json.loads(grammar.value)["properties"]) == ["reasoning", "answer"]
+    response_format = {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}
+    constraint = _plan(response_format=response_format).constraint
+    assert list(json.loads(constraint.value)["properties"]) == ["reasoning", "answer"]
+
+
 def test_constraint_sources() -> None:
     assert _plan(response_format={"type": "text"}).constraint is None
     json_mode = _plan(response_format={"type": "json_object"}).constraint

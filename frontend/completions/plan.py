@@ -277,7 +277,9 @@ def _constraint(
 
 
 def _as_text(value: str | dict) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    """The grammar's text; a JSON Schema given as an object keeps its key order,
+    which is the order its properties are written in."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 # Translations are cached by their text: a client that sends the same schema
