@@ -24,7 +24,7 @@ import copy
 from typing import Any
 
 from grammar_compiler.json_schema.drafts import metaschema_key
-from grammar_compiler.json_schema.refs import subschemas
+from grammar_compiler.json_schema.refs import schemas_in
 
 DRAFT_03_URIS = frozenset(
     {"json-schema.org/draft-03/schema", "json-schema.org/draft-03/hyper-schema"}
@@ -43,12 +43,8 @@ def declares_draft_03(document: Any) -> bool:
 def as_draft_04(document: dict) -> dict:
     """A draft-04 copy of a draft-03 document."""
     document = copy.deepcopy(document)
-    pending: list[Any] = [document]
-    while pending:
-        schema = pending.pop()
-        if isinstance(schema, dict):
-            _rewrite(schema)
-            pending.extend(sub for _, sub in subschemas(schema))
+    for schema in schemas_in(document):  # its subschemas are listed after the rewrite
+        _rewrite(schema)
     document["$schema"] = DRAFT_04_SCHEMA
     return document
 

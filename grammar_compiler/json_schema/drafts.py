@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +49,7 @@ from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_judge import pointer
 from grammar_compiler.json_schema.pointers import location
-from grammar_compiler.json_schema.refs import subschemas
+from grammar_compiler.json_schema.refs import schemas_in
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ def unmarked_draft(document: Any) -> Draft:
     (2020-12 ignores it) rather than dropping the newer keywords.
     """
     old_id = newer = tuple_items = False
-    for schema in _schemas(document):
+    for schema in schemas_in(document):
         if any(isinstance(schema.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
             return DRAFT_04
         old_id = old_id or (isinstance(schema.get("id"), str) and "$id" not in schema)
@@ -192,16 +191,6 @@ def unmarked_draft(document: Any) -> Draft:
     if old_id and not newer:
         return DRAFT_04
     return DRAFT_07 if tuple_items else DRAFT_2020
-
-
-def _schemas(document: Any) -> Iterator[dict]:
-    """Every schema object of the document (not values of enum, const, default, ...)."""
-    stack = [document]
-    while stack:
-        schema = stack.pop()
-        if isinstance(schema, dict):
-            yield schema
-            stack.extend(sub for _, sub in subschemas(schema))
 
 
 def read_leftovers(document: Any) -> Any:
@@ -214,10 +203,10 @@ def read_leftovers(document: Any) -> Any:
     Both are invalid in every later draft and would make the judge fail on
     every output (jsonschema raises on them), where their meaning is plain.
     """
-    if not any(_leftovers(schema) for schema in _schemas(document)):
+    if not any(_leftovers(schema) for schema in schemas_in(document)):
         return document
     document = copy.deepcopy(document)
-    for schema in _schemas(document):
+    for schema in schemas_in(document):
         properties = schema.get("properties")
         for name, sub in properties.items() if isinstance(properties, dict) else ():
             leftover = isinstance(sub, dict) and isinstance(sub.get("required"), bool)

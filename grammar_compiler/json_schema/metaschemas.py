@@ -47,7 +47,7 @@ from grammar_compiler.json_schema.drafts import (
     Draft,
     metaschema_key,
 )
-from grammar_compiler.json_schema.refs import subschemas
+from grammar_compiler.json_schema.refs import schemas_in
 
 _METASCHEMAS = {
     DRAFT_04: jsonschema.Draft4Validator.META_SCHEMA,
@@ -74,6 +74,7 @@ WRITING_ORDER = (
     *("contentSchema", "definitions", "$defs"),
 )
 """The keywords of a schema in the order people write them (see the module docstring)."""
+_RANK = {keyword: rank for rank, keyword in enumerate(WRITING_ORDER)}
 
 
 def with_metaschemas(document: Any, draft: Draft) -> Any:
@@ -120,8 +121,7 @@ def _vocabulary_metaschemas(folder: str) -> Iterator[tuple[str, dict]]:
 
 
 def _in_writing_order(properties: dict) -> dict:
-    rank = {key: index for index, key in enumerate(WRITING_ORDER)}
-    return dict(sorted(properties.items(), key=lambda item: rank.get(item[0], len(rank))))
+    return dict(sorted(properties.items(), key=lambda item: _RANK.get(item[0], len(_RANK))))
 
 
 def _free(name: str, taken: dict) -> str:
@@ -140,7 +140,7 @@ def _as_read_by(metaschema: dict, own: Draft, reader: Draft) -> dict | None:
     del rewritten["$schema"]  # the document's own draft reads it
     rewritten["$id"] = rewritten.pop(own.id_keyword)
     if own is DRAFT_04:
-        for schema in _schemas(rewritten):
+        for schema in schemas_in(rewritten):
             for bound in ("Minimum", "Maximum"):
                 exclusive, limit = f"exclusive{bound}", bound.lower()
                 if schema.get(exclusive) is True:
@@ -150,16 +150,7 @@ def _as_read_by(metaschema: dict, own: Draft, reader: Draft) -> dict | None:
     return rewritten
 
 
-def _schemas(document: dict) -> Iterator[dict]:
-    pending: list[Any] = [document]
-    while pending:
-        schema = pending.pop()
-        if isinstance(schema, dict):
-            yield schema
-            pending.extend(sub for _, sub in subschemas(schema))
-
-
 def _references(document: dict) -> Iterator[str]:
-    for schema in _schemas(document):
+    for schema in schemas_in(document):
         if isinstance(schema.get("$ref"), str):
             yield schema["$ref"]

@@ -154,13 +154,17 @@ class RemoteRef(Exception):
         self.ref = ref
 
 
+def schemas_in(document: Any) -> Iterator[dict]:
+    """Every schema object of the document (not values of enum, const, default, ...)."""
+    stack = [document]
+    while stack:
+        schema = stack.pop()
+        if isinstance(schema, dict):
+            yield schema
+            stack.extend(sub for _, sub in subschemas(schema))
+
+
 def references_in(schema: Any) -> bool:
     """Whether ``schema`` or a subschema of it holds a reference of any kind."""
-    pending = [schema]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, dict):
-            if any(key in current for key in ("$ref", "$dynamicRef", "$recursiveRef")):
-                return True
-            pending.extend(sub for _, sub in subschemas(current))
-    return False
+    keys = ("$ref", "$dynamicRef", "$recursiveRef")
+    return any(key in current for current in schemas_in(schema) for key in keys)
