@@ -555,7 +555,7 @@ class _Translation:
             raise self.source.error(
                 f"terminal {_shown(definition.name)} uses a {lookaround} that can reach past "
                 "the token, where lark's lexer reads the next token's text (allowed: one no "
-                r"longer than the text beside it in the terminal, as in (?!\d)\w+)",
+                r"longer than the text beside it in the terminal, outside groups, as in (?!\d)\w+)",
                 token,
             )
         try:

@@ -59,6 +59,15 @@ class MarkedGroup:
 
 def group(options: list[list[Item]], start: int) -> Node | MarkedGroup:
     """The group of these alternatives: a node if none holds a mark."""
+    options = [  # a group of one marked group (Python's parser inlines (?:...)) is that group
+        list(inner)
+        for option in options
+        for inner in (
+            option[0].options
+            if len(option) == 1 and isinstance(option[0], MarkedGroup)
+            else (option,)
+        )
+    ]
     plain = [option for option in options if all(isinstance(i, Node) for i in option)]
     if len(plain) == len(options):
         return _choice([_row(option) for option in options])  # type: ignore[arg-type]

@@ -64,8 +64,13 @@ starts with (where the output starts or ends: nothing, no word), and are
 applied to the two sides (``word_boundaries``): ``https?://\S+\b`` ends
 with a word character, ``\bcat\b`` is ``cat``.
 
-Rejected: lookarounds inside groups, backreferences, conditionals,
-atomic groups, possessive quantifiers, ``\b``/``\B`` inside groups, the flag ``(?t)``,
+Lookarounds, word boundaries and anchors inside groups (ISO 8601 durations,
+``(^|,)``, IPv4 with ``\b``) spread the pattern into alternatives that hold
+them at top level (``marked_groups``), one per way through those groups;
+ways no text takes (``a|b$c``: ``b`` then the end) are dropped.
+
+Rejected: backreferences, conditionals, atomic groups, possessive
+quantifiers, groups holding marks repeated without bound, the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
@@ -90,7 +95,7 @@ from typing import NamedTuple
 import regex as partial_regex
 import xgrammar
 
-from grammar_compiler import lookarounds
+from grammar_compiler import lookarounds, marked_groups
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -191,7 +196,7 @@ def lookarounds_stay_inside(pattern: str) -> bool:
     after it, a lookbehind no longer than the shortest before it (``(?!\\d)\\w+``,
     not ``(?!if)[a-z]+``, whose ``i`` could be followed by another token's ``f``).
     A lexer applies lookarounds to the text around the token; the two readings
-    agree only then."""
+    agree only then. One inside a group is not measured: False."""
     tree = _parser.parse(pattern, PATTERN_FLAGS)
     items = list(tree)
     single_branch = len(items) == 1 and items[0][0] is _parser.BRANCH
@@ -199,6 +204,8 @@ def lookarounds_stay_inside(pattern: str) -> bool:
     for branch in branches:
         for index, (op, av) in enumerate(branch):
             if op not in _LOOKAROUNDS:
+                if _holds_lookaround(op, av):
+                    return False
                 continue
             direction, body = av
             around = branch[index + 1 :] if direction > 0 else branch[:index]
@@ -206,6 +213,18 @@ def lookarounds_stay_inside(pattern: str) -> bool:
             if body.getwidth()[1] > room:
                 return False
     return True
+
+
+def _holds_lookaround(op: object, av: object) -> bool:
+    if op is _parser.SUBPATTERN:
+        inner = [av[-1]]
+    elif op is _parser.BRANCH:
+        inner = av[1]
+    elif op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+        inner = [av[-1]]
+    else:
+        return op in _LOOKAROUNDS
+    return any(_holds_lookaround(*item) for items in inner for item in items)
 
 
 def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
@@ -325,7 +344,13 @@ def _translate(text: str, index: int | None) -> str:
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         _shortest(tree)
-        return emit(_tree_node(tree), REGEX_SYNTAX)
+        try:
+            node = _tree_node(tree)
+        except _Rejection as rejection:
+            if rejection.feature not in _MARK_FEATURES or _multiline_anywhere(tree):
+                raise
+            node = _spread_tree_node(tree, rejection)
+        return emit(node, REGEX_SYNTAX)
     except re.error as err:
         raise ConstraintError(
             f"invalid regex: {err.msg}", position=err.pos, pattern_index=index
@@ -338,8 +363,11 @@ def _translate(text: str, index: int | None) -> str:
             if isinstance(error, lookarounds.BoundaryError)
             else _LOOKAROUND_FEATURES
         )
-        lookaround = next((m for m in _Scanner(text).marks if m.feature in features), None)
-        position = lookaround.start if lookaround else None
+        marks = _Scanner(text).marks
+        mark = next((m for m in marks if m.feature in features), None) or next(
+            (m for m in marks if m.feature in _MARK_FEATURES), None
+        )
+        position = mark.start if mark else None
         raise ConstraintError(error.message, position=position, pattern_index=index) from None
     except ConstraintError as err:  # a construct this module does not know at all
         raise ConstraintError(err.message, pattern_index=index) from None
@@ -444,13 +472,18 @@ def _sequence_node(items: Sequence[tuple], context: _Context, *, top: bool = Fal
     ]
     kept = [node for node in nodes if node != _NOTHING]
     if any(isinstance(node, (Lookahead, Lookbehind, Boundary)) for node in kept):
-        ending = []
-        while kept and isinstance(kept[-1], Lookbehind):  # the whole output ends here
-            if kept[-1].kept_in_place(kept):
-                break
-            ending.insert(0, kept.pop().at_the_end(_ANY_TEXT))
-        return lookarounds.resolved([*ending, *kept])
+        return _resolved_whole(kept)
     return kept[0] if len(kept) == 1 else Seq(tuple(kept))
+
+
+def _resolved_whole(items: list[Node | Lookahead | Lookbehind | Boundary]) -> Node:
+    """A sequence with marks that is the whole output, its marks applied."""
+    ending = []
+    while items and isinstance(items[-1], Lookbehind):  # the whole output ends here
+        if items[-1].kept_in_place(items):
+            break
+        ending.insert(0, items.pop().at_the_end(_ANY_TEXT))
+    return lookarounds.resolved([*ending, *items])
 
 
 _LOOKAROUNDS = (_parser.ASSERT, _parser.ASSERT_NOT)
@@ -595,6 +628,120 @@ def _anchor(code: object, context: _Context) -> Node:
     if code is _parser.AT_NON_BOUNDARY:
         raise _Rejection(_Feature.NON_WORD_BOUNDARY)
     raise ConstraintError(f"unsupported regex anchor {code}")
+
+
+# ---------------------------------------------------------------------------
+# Marks inside groups: the pattern spread into alternatives with marks at top level
+
+_ANCHOR_FEATURES = frozenset({_Feature.START_ANCHOR, _Feature.END_ANCHOR})
+_MARK_FEATURES = _LOOKAROUND_FEATURES | _BOUNDARY_FEATURES | _ANCHOR_FEATURES
+
+
+def _spread_tree_node(tree: _parser.SubPattern, rejection: _Rejection) -> Node:
+    """The pattern as alternatives, one per way through its groups holding marks
+    (``marked_groups``), each resolved as a whole output: ISO 8601 durations,
+    ``((25[0-5]|...)\\.?\\b){4}``, ``(^|,)``. Tried only where the direct
+    translation refused a mark inside a group, so every pattern it accepts keeps
+    its (smaller) translation. ``rejection``: raised again, as it locates the
+    anchor, where an anchor it names leaves no way (``a^b``).
+    """
+    flags = tree.state.flags
+    context = _Context(
+        dotall=bool(flags & re.DOTALL),
+        ascii=bool(flags & re.ASCII),
+        ignore_case=bool(flags & re.IGNORECASE),
+    )
+    try:
+        ways = marked_groups.spread(_marked_items(list(tree), context))
+    except lookarounds.LookaroundError:
+        if rejection.feature in _ANCHOR_FEATURES:
+            raise rejection from None
+        raise
+    found: list[Node] = []
+    unsatisfied: list[lookarounds.LookaroundError] = []
+    for items, _starts, _ends in ways:
+        try:
+            found.append(_resolved_whole(items))
+        except lookarounds.LookaroundError as error:
+            if not error.unsatisfiable:
+                raise
+            unsatisfied.append(error)
+    if found:
+        return found[0] if len(found) == 1 else Alt(tuple(found))
+    if unsatisfied:
+        raise unsatisfied[0]
+    if rejection.feature in _ANCHOR_FEATURES:
+        raise rejection
+    raise lookarounds.LookaroundError(
+        "no text satisfies the anchors inside the pattern", 0, unsatisfiable=True
+    )
+
+
+def _marked_items(items: Sequence[tuple], context: _Context) -> list[marked_groups.Item]:
+    """The items in a row with lookarounds, word boundaries and anchors as marks
+    and groups holding any as ``MarkedGroup``s. ``context.at_start``: the row
+    starts the output (a lookahead there may say so with ``^``)."""
+    row: list[marked_groups.Item] = []
+    for op, av in items:
+        here = replace(context, at_start=context.at_start and not _consumed(row))
+        if op in _LOOKAROUNDS:
+            row.append(_lookaround(op, av, here))
+        elif op is _parser.AT:
+            row.append(_mark(av, context))
+        elif op is _parser.BRANCH:
+            row.append(marked_groups.group([_marked_items(b, here) for b in av[1]], 0))
+        elif op is _parser.SUBPATTERN:
+            _group, add_flags, del_flags, inner = av
+            inner_context = _group_context(here, add_flags, del_flags)
+            row.append(marked_groups.group([_marked_items(inner, inner_context)], 0))
+        elif op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+            low, high, inner = av
+            if high > 1:
+                here = replace(here, at_start=False)
+            body = marked_groups.group([_marked_items(inner, here)], 0)
+            top = None if high == _parser.MAXREPEAT else high
+            if isinstance(body, marked_groups.MarkedGroup):
+                row.append(marked_groups.repeated(body, low, top))
+            else:
+                row.append(Repeat(body, low, top))
+        else:
+            row.append(_node(op, av, context))
+    return row
+
+
+def _consumed(row: list[marked_groups.Item]) -> bool:
+    """Whether the row may hold text already."""
+    return any(isinstance(item, (Node, marked_groups.MarkedGroup)) for item in row)
+
+
+def _mark(code: object, context: _Context) -> marked_groups.Mark:
+    if code in _BOUNDARIES:
+        word = python_class_escapes(context.ascii)[r"\w"]
+        return Boundary(word, complement(word), code is _parser.AT_NON_BOUNDARY, 0)
+    # Python's $ also matches before a final newline; taking it as the end is a subset
+    if code in _START_ANCHORS:
+        return marked_groups.TextStart(0)
+    if code in _END_ANCHORS:
+        return marked_groups.TextEnd(0)
+    raise ConstraintError(f"unsupported regex anchor {code}")
+
+
+def _multiline_anywhere(tree: _parser.SubPattern) -> bool:
+    """Whether ``(?m)`` applies anywhere: its ``^`` and ``$`` are not marks of the text's ends."""
+    if tree.state.flags & re.MULTILINE:
+        return True
+    stack = [list(tree)]
+    while stack:
+        for op, av in stack.pop():
+            if op is _parser.SUBPATTERN:
+                if av[1] & re.MULTILINE:
+                    return True
+                stack.append(list(av[-1]))
+            elif op is _parser.BRANCH:
+                stack.extend(list(branch) for branch in av[1])
+            elif op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT, _parser.ASSERT, _parser.ASSERT_NOT):
+                stack.append(list(av[-1]))
+    return False
 
 
 # ---------------------------------------------------------------------------

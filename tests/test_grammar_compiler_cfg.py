@@ -909,6 +909,8 @@ LARK_ERRORS = [
     ("start: A\nA: /\\bx/", "uses an anchor (^, $, \\A, \\Z, \\b, \\B)", 2, 4),
     ("start: /a(?=b)/", "lookahead (?=...) that can reach past the token", 1, 8),
     ("start: NAME\nNAME: /(?!let)[a-z]+/", "negative lookahead", 2, 7),
+    ("start: X\nX: /(a(?=b))b/", "lookahead (?=...) that can reach past the token", 2, 4),
+    ("start: X\nX: /x(\\bword)?/", "uses an anchor", 2, 4),
     ("start: /a(/", "invalid regex", 1, 8),
     ("start: A\nA: /(a)\\1|/", "can match the empty string and uses a backreference", 2, 1),
     ('main: "a"', "no rule named 'start'", 1, 1),

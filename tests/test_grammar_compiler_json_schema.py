@@ -25,6 +25,8 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from json_instances import Decoder, instance_texts, layout, samples, writes
+from marked_patterns import marked_pattern
+from marked_patterns import texts as marked_texts
 
 from grammar_compiler import ConstraintError, compile_json_schema, ecma_regex
 from grammar_compiler.json_judge import JUDGED_FORMATS
@@ -1372,27 +1374,6 @@ def test_large_counts_where_xgrammar_miscounts(
     _assert_agrees(strings, [layout(text) for text in matching], [layout(t) for t in other])
 
 
-_MARKED_ATOMS = ["a", "b", "-", "1", "\\d", "\\w", "[a-b]", "."]
-_MARKS = ["\\b", "\\B", "(?=\\w)", "(?!-)", "$", "^", "(?=a|1)", "(?<!-)", "(?!$)"]
-
-
-def _marked_pattern(rng: random.Random, depth: int = 0) -> str:
-    parts = []
-    for _ in range(rng.randint(1, 3)):
-        roll = rng.random()
-        if depth < 2 and roll < 0.3:
-            inner = _marked_pattern(rng, depth + 1)
-            if rng.random() < 0.4:
-                inner += "|" + _marked_pattern(rng, depth + 1)
-            quantifier = rng.choice(["", "", "?", "{2}", "{0,2}", "??"])
-            parts.append(rng.choice(["(?:", "("]) + inner + ")" + quantifier)
-        elif roll < 0.55:
-            parts.append(rng.choice(_MARKS))
-        else:
-            parts.append(rng.choice(_MARKED_ATOMS) + rng.choice(["", "", "?", "+", "*", "{1,2}"]))
-    return "".join(parts)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_random_marks_inside_groups_agree_with_the_judge(seed: int) -> None:
     """Random groups of atoms and marks: on ASCII texts xgrammar accepts exactly
@@ -1401,9 +1382,8 @@ def test_random_marks_inside_groups_agree_with_the_judge(seed: int) -> None:
     rng = random.Random(seed)
     compiled = matched = 0
     for _ in range(120):
-        pattern = rng.choice(["", "^"]) + _marked_pattern(rng) + rng.choice(["", "$"])
-        texts = ["".join(rng.choices("ab-1_ .x", k=rng.randint(0, 5))) for _ in range(50)]
-        texts += ["é" + text for text in texts[:8]]
+        pattern = rng.choice(["", "^"]) + marked_pattern(rng) + rng.choice(["", "$"])
+        texts = marked_texts(rng)
         judge = functools.partial(regex.search, pattern)
         try:
             constraint = compile_json_schema({"type": "string", "pattern": pattern})

@@ -401,8 +401,9 @@ def typed(rng: random.Random) -> Call:
 
 
 def regex_route_bad(rng: random.Random) -> Call:
-    """Deliberate: a lookahead inside a group cannot be applied, so it is a 400."""
-    body = {"prompt": "x", "pattern": rng.choice(("(a(?=b))b", "(unclosed"))}
+    """Deliberate: a lookahead inside a group repeated without bound cannot be
+    applied, so it is a 400."""
+    body = {"prompt": "x", "pattern": rng.choice(("(a(?=b))*b", "(unclosed"))}
     return Call(
         "regex/bad-pattern (deliberate 400)",
         "POST",
