@@ -392,6 +392,7 @@ class _Context:
     dotall: bool
     ascii: bool
     ignore_case: bool = False
+    multiline: bool = False  # $ holds before any newline, not only a final one
     at_start: bool = True
     at_end: bool = True
 
@@ -431,6 +432,7 @@ def _tree_node(tree: _parser.SubPattern) -> Node:
         dotall=bool(flags & re.DOTALL),
         ascii=bool(flags & re.ASCII),
         ignore_case=bool(flags & re.IGNORECASE),
+        multiline=bool(flags & re.MULTILINE),
     )
     if len(tree) == 1 and tree[0][0] is _parser.BRANCH:  # alternatives, each a top sequence
         return Alt(tuple(_sequence_node(branch, context, top=True) for branch in tree[0][1][1]))
@@ -538,7 +540,11 @@ def _lookahead_text(items: list[tuple], context: _Context) -> Node:
     if len(items) == 1 and items[0][0] is _parser.BRANCH:
         return Alt(tuple(_lookahead_text(list(branch), context) for branch in items[0][1][1]))
     if items and items[-1][0] is _parser.AT and items[-1][1] in _END_ANCHORS:
-        return _sequence_node(items[:-1], context)
+        text = _sequence_node(items[:-1], context)
+        if items[-1][1] is _parser.AT_END:  # \Z ends the text; $ also holds before a newline
+            after = Seq((Chars(_NEWLINE), _ANY_TEXT)) if context.multiline else Chars(_NEWLINE)
+            return Seq((text, Repeat(after, 0, 1)))
+        return text
     return Seq((_sequence_node(items, context), _ANY_TEXT))
 
 
@@ -598,7 +604,12 @@ def _group_context(context: _Context, add_flags: int, del_flags: int) -> _Contex
     ignore_case = (context.ignore_case or bool(add_flags & re.IGNORECASE)) and not (
         del_flags & re.IGNORECASE
     )
-    return replace(context, dotall=dotall, ascii=ascii_only, ignore_case=ignore_case)
+    multiline = (context.multiline or bool(add_flags & re.MULTILINE)) and not (
+        del_flags & re.MULTILINE
+    )
+    return replace(
+        context, dotall=dotall, ascii=ascii_only, ignore_case=ignore_case, multiline=multiline
+    )
 
 
 def _repeat_node(low: int, high: int, item: Sequence[tuple], context: _Context) -> Node:
@@ -650,13 +661,9 @@ def _spread_tree_node(tree: _parser.SubPattern, rejection: _Rejection) -> Node:
         dotall=bool(flags & re.DOTALL),
         ascii=bool(flags & re.ASCII),
         ignore_case=bool(flags & re.IGNORECASE),
+        multiline=bool(flags & re.MULTILINE),
     )
-    try:
-        ways = marked_groups.spread(_marked_items(list(tree), context))
-    except lookarounds.LookaroundError:
-        if rejection.feature in _ANCHOR_FEATURES:
-            raise rejection from None
-        raise
+    ways = marked_groups.spread(_marked_items(list(tree), context))
     found: list[Node] = []
     unsatisfied: list[lookarounds.LookaroundError] = []
     for items, _starts, _ends in ways:
@@ -871,7 +878,7 @@ def _misplaced_anchor(text: str, feature: _Feature) -> _Mark | None:
         except _Rejection as rejection:
             if rejection.feature is feature:
                 return candidate
-        except re.error:
+        except (re.error, lookarounds.LookaroundError):
             continue
     return None
 
