@@ -107,7 +107,12 @@ from grammar_compiler.lark_size import CAP, Estimate, Size
 from grammar_compiler.lark_writer import EARLEY_OPTIONS, parser_judge
 from grammar_compiler.lazy_terminal import is_lazy, lazy_rules, lazy_shape_problem
 from grammar_compiler.nullable_terminals import CharacterLark, UnwritableTerminal
-from grammar_compiler.regex import compile_regex, lookaround_in, lookarounds_stay_inside
+from grammar_compiler.regex import (
+    compile_regex,
+    lookaround_in,
+    lookarounds_stay_inside,
+    python_spelling,
+)
 from grammar_compiler.regex_tree import regex_tree
 from grammar_compiler.special_tokens import special_token_rule
 from grammar_compiler.token_edges import first_characters
@@ -549,7 +554,8 @@ class _Translation:
     def regex(self, definition: TerminalDef, pattern: PatternRE) -> Node:
         token = self.source.pattern_token(definition.name, pattern)
         value = _EQUIVALENTS.get(pattern.value, pattern.value)
-        regex = PatternRE(value, pattern.flags).to_regexp()
+        # lark's lexer reads terminals with the regex package: (?<name>...) and POSIX classes too
+        regex = python_spelling(PatternRE(value, pattern.flags).to_regexp())
         lookaround = lookaround_in(regex)
         if lookaround is not None and not _lookarounds_stay_inside(regex):
             raise self.source.error(

@@ -50,6 +50,10 @@ Translation rules (Python pattern -> xgrammar regex):
   with ``m`` above 16 becomes ``x{m}x*`` (``x*`` if ``x`` can be empty):
   xgrammar forces the former in time quadratic in ``m`` (``regex_emit``).
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
+* ``(?<name>...)`` and POSIX classes in sets (``[[:alpha:]]``), which the
+  judge's ``regex`` package reads and ``re`` refuses or reads as other
+  characters, are first rewritten in Python's spelling (``_Respelled``):
+  ``(?P<name>...)`` and the class's ASCII characters.
 
 Lookarounds in the pattern's own sequence (or one of its top-level
 alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, ``[a-z-]+(?<!-)``,
@@ -78,13 +82,14 @@ patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
 of its own is reported as a ``ConstraintError`` too.
 
 ``matches`` and ``could_still_match`` judge output against the ORIGINAL
-patterns with ``re`` and the ``regex`` package, independently of all the
+patterns with the ``regex`` package, independently of all the
 above, so tests can check the translation rather than trust it. The judge
 of served outputs is ``matches_within``: the same full match, bounded in time.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -92,7 +97,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import NamedTuple
 
-import regex as partial_regex
+import regex as regex_package
 import xgrammar
 
 from grammar_compiler import lookarounds, marked_groups
@@ -122,6 +127,12 @@ MAX_PATTERNS = 64
 MAX_REPEAT = 10_000
 """Largest repetition count accepted; xgrammar overflows on Python's largest."""
 
+POSIX_CLASSES = (
+    "alnum alpha ascii blank cntrl digit graph lower print punct space upper word xdigit".split()  # noqa: SIM905
+)
+"""The POSIX classes (``[[:alpha:]]``) the ``regex`` package reads; Python's ``re``
+reads ``[[:alpha:]]`` as a set of ``[:ahlp`` then a ``]`` (with a FutureWarning)."""
+
 
 class _Feature(Enum):
     """Constructs that are rejected, labelled as users would recognise them."""
@@ -139,6 +150,7 @@ class _Feature(Enum):
     TEMPLATE = "template flag (?t)"
     LARGE_REPEAT = f"repetition count above {MAX_REPEAT}"
     EMPTY_SET = "character class that matches no character"
+    UNKNOWN_POSIX_CLASS = f"POSIX class other than [:{':], [:'.join(POSIX_CLASSES)}:]"
     START_ANCHOR = r"'^' or '\A'"
     END_ANCHOR = r"'$' or '\Z'"
 
@@ -190,6 +202,11 @@ def lookaround_in(pattern: str) -> str | None:
     return None if mark is None else mark.feature.value
 
 
+def python_spelling(pattern: str) -> str:
+    """The pattern as Python's ``re`` reads what it means (``_Respelled``)."""
+    return _Respelled.of(pattern).text
+
+
 def lookarounds_stay_inside(pattern: str) -> bool:
     """Whether each lookaround of the pattern's own sequence looks only at text
     the pattern itself matches: a lookahead no longer than the shortest text
@@ -197,7 +214,7 @@ def lookarounds_stay_inside(pattern: str) -> bool:
     not ``(?!if)[a-z]+``, whose ``i`` could be followed by another token's ``f``).
     A lexer applies lookarounds to the text around the token; the two readings
     agree only then. One inside a group is not measured: False."""
-    tree = _parser.parse(pattern, PATTERN_FLAGS)
+    tree = _parser.parse(python_spelling(pattern), PATTERN_FLAGS)
     items = list(tree)
     single_branch = len(items) == 1 and items[0][0] is _parser.BRANCH
     branches = [list(branch) for branch in items[0][1][1]] if single_branch else [items]
@@ -242,8 +259,15 @@ def regex_constraint(pattern: str | list[str]) -> CanonicalConstraint:
 
 
 def matches(pattern: str | list[str], text: str) -> bool:
-    """Whether ``re`` fully matches ``text`` with any original pattern."""
-    return any(re.fullmatch(one, text, PATTERN_FLAGS) for one in _as_list(pattern))
+    """Whether any original pattern fully matches ``text``, read by the ``regex``
+    package as the served judge (``matches_within``) reads it, without its time bound.
+
+    ``regex`` and ``re`` agree on every pattern both read
+    (``tests/test_hostile_limits.py``); ``regex`` also reads ``(?<name>...)`` and
+    POSIX classes, which ``compile_regex`` rewrites (``_Respelled``), so this
+    judges the rewriting too.
+    """
+    return any(regex_package.fullmatch(one, text, regex_package.ASCII) for one in _as_list(pattern))
 
 
 def matches_within(pattern: str | list[str], text: str, timeout: float = JUDGE_BUDGET_S) -> bool:
@@ -258,8 +282,8 @@ def matches_within(pattern: str | list[str], text: str, timeout: float = JUDGE_B
     """
     deadline = time.monotonic() + timeout
     return any(
-        partial_regex.fullmatch(
-            one, text, partial_regex.ASCII, timeout=max(deadline - time.monotonic(), 0.001)
+        regex_package.fullmatch(
+            one, text, regex_package.ASCII, timeout=max(deadline - time.monotonic(), 0.001)
         )
         for one in _as_list(pattern)
     )
@@ -277,7 +301,7 @@ def could_still_match(pattern: str | list[str], text: str) -> bool:
     ``(?s:`` scope.
     """
     return matches(pattern, text) or any(
-        partial_regex.fullmatch(one, text, partial_regex.ASCII, partial=True)
+        regex_package.fullmatch(one, text, regex_package.ASCII, partial=True)
         for one in _as_list(pattern)
     )
 
@@ -338,6 +362,20 @@ def _xgrammar_complaint(regex: str) -> str | None:
 
 def _translate(text: str, index: int | None) -> str:
     """The xgrammar regex for one pattern, or a ConstraintError located in it."""
+    scanner = _Scanner(text)
+    unknown = next((m for m in scanner.marks if m.feature is _Feature.UNKNOWN_POSIX_CLASS), None)
+    if unknown is not None:
+        raise _located_error(text, unknown.feature, index)
+    respelled = _Respelled.of(text)
+    try:
+        return _translated(respelled.text, index)
+    except ConstraintError as error:
+        error.position = respelled.original_position(error.position)
+        raise
+
+
+def _translated(text: str, index: int | None) -> str:
+    """``_translate`` for a pattern in Python's spelling."""
     try:
         try:
             tree = _parser.parse(text, PATTERN_FLAGS)
@@ -379,6 +417,41 @@ def _translate(text: str, index: int | None) -> str:
             "write explicit classes for other characters",
             pattern_index=index,
         ) from None
+
+
+@dataclass(frozen=True)
+class _Respelled:
+    """A pattern in Python's spelling: ``(?<name>...)`` and POSIX classes
+    (``[[:alpha:]]``), which the judge's ``regex`` package reads and ``re`` does
+    not (or reads otherwise), rewritten as ``re`` reads what they mean."""
+
+    text: str
+    edits: tuple[tuple[int, int, int], ...]  # (start in text, its length there, in the original)
+
+    @classmethod
+    def of(cls, original: str) -> _Respelled:
+        parts: list[str] = []
+        edits = []
+        done = shift = 0
+        for start, end, spelling in _Scanner(original).respellings:
+            parts += [original[done:start], spelling]
+            edits.append((start + shift, len(spelling), end - start))
+            shift += len(spelling) - (end - start)
+            done = end
+        return cls("".join([*parts, original[done:]]), tuple(edits))
+
+    def original_position(self, position: int | None) -> int | None:
+        """Where ``position`` in ``text`` lies in the original pattern."""
+        if position is None:
+            return None
+        shift = 0
+        for start, length, original_length in self.edits:
+            if position < start:
+                break
+            if position < start + length:
+                return start - shift
+            shift += length - original_length
+        return position - shift
 
 
 @dataclass(frozen=True)
@@ -895,6 +968,21 @@ def _replace_marks(text: str, marks: list[_Mark], replacement: str) -> str:
 _VERBOSE_WHITESPACE = frozenset(" \t\n\r\v\f")
 _BRACE_QUANTIFIER = re.compile(r"\{([0-9]*)(?:,([0-9]*))?\}")
 _FLAG_GROUP = re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+_POSIX_CLASS = re.compile(r"\[:(\^?)([a-z]+):\]")
+
+
+@functools.cache
+def _posix_ranges(name: str, *, negated: bool) -> str:
+    """The class's characters as the judge's ``regex`` package reads them under
+    ``re.ASCII`` (ASCII only, as in the C locale), written for inside a set."""
+    judge = regex_package.compile(f"[[:{name}:]]", regex_package.ASCII)
+    codes = [code for code in range(128) if judge.fullmatch(chr(code))]
+    ranges = normalize(tuple((code, code) for code in codes))
+    if negated:
+        ranges = complement(ranges)
+    return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
+
+
 _GROUP_FEATURES = (
     ("=", _Feature.LOOKAHEAD),
     ("!", _Feature.NEGATIVE_LOOKAHEAD),
@@ -923,6 +1011,7 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.marks: list[_Mark] = []
+        self.respellings: list[tuple[int, int, str]] = []  # (start, end, Python's spelling)
         self._verbose = [False]  # one entry per open group: is its content verbose
         position = 0
         while position < len(text):
@@ -983,7 +1072,15 @@ class _Scanner:
         if text.startswith("]", position):  # a leading ']' is a literal
             position += 1
         while position < len(text):
-            if text[position] == "\\":
+            posix = _POSIX_CLASS.match(text, position)
+            if posix:
+                if posix.group(2) in POSIX_CLASSES:
+                    ranges = _posix_ranges(posix.group(2), negated=bool(posix.group(1)))
+                    self.respellings.append((position, posix.end(), ranges))
+                else:
+                    self._mark(_Feature.UNKNOWN_POSIX_CLASS, *posix.span())
+                position = posix.end()
+            elif text[position] == "\\":
                 position += 2
             elif text[position] == "]":
                 return position + 1
@@ -1016,6 +1113,8 @@ class _Scanner:
         flags = _FLAG_GROUP.match(text, after)
         if flags:
             return self._flag_group(position, flags)
+        if text.startswith("<", after):  # (?<name>...), which Python spells (?P<name>...)
+            self.respellings.append((after, after + 1, "P<"))
         self._verbose.append(self._verbose[-1])  # (?P<name>...)
         return after
 

@@ -318,6 +318,21 @@ def test_space_rule(grammar: str, good: list[str], bad: list[str]) -> None:
 @pytest.mark.parametrize(
     ("grammar", "good", "bad"),
     [
+        ('start: WORD ("," WORD)*\nWORD: /[[:alpha:]]+/', ["ab,Cd"], ["a]", "a1", "é"]),
+        ("start: DATE\nDATE: /(?<y>[0-9]{4})-(?<m>[0-9]{2})/", ["2024-01"], ["2024-1"]),
+    ],
+)
+def test_lark_terminals_in_the_spellings_its_lexer_reads(
+    grammar: str, good: list[str], bad: list[str]
+) -> None:
+    """lark's lexer reads terminals with the ``regex`` package, which knows POSIX
+    classes and ``(?<name>...)``; so does the translation."""
+    _assert_agrees(_Compiled(grammar, "lark"), good, bad)
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
         pytest.param(
             '<first> ::= <other>\n<other> ::= "o"', ["o"], ["other"], id="root-is-first-rule"
         ),

@@ -513,7 +513,8 @@ def test_class_that_matches_nothing_is_rejected() -> None:
         ("*a", 0),
         ("a**", 2),
         ("(?P<1>a)", 4),
-        ("(?<name>a)", 1),
+        ("(?<1>a)", 3),
+        ("[[:alpha:]](?<n>x", 11),
         (r"\p{L}", 0),
         (r"ab\z", 2),
         ("a)", 1),
@@ -524,6 +525,42 @@ def test_syntax_error_carries_python_position(pattern: str, position: int) -> No
         compile_regex(pattern)
     assert caught.value.message.startswith("invalid regex: ")
     assert caught.value.position == position
+
+
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"(?<year>\d{4})-(?<month>\d{2})", ["2024-01"], ["2024-1"]),
+        ("(?<word>[a-z]+)(?=1)[0-9]", ["ab1"], ["ab2"]),
+        ("[[:alpha:]]+", ["ab", "Z"], ["a]", ":", "é", "1"]),
+        ("[[:^digit:][:space:]]{2}", ["ab", "é "], ["1a", "a1"]),
+        ("[^[:punct:]]+", ["ab 1"], ["a!", "a_"]),
+        ("[[:xdigit:]]{4}", ["0aF9"], ["0aG9"]),
+        ("[[:upper:][:digit:]_-]+", ["A_1-"], ["a"]),
+        ("[[:word:]][[:blank:]][[:cntrl:]]", ["a\t\x7f", "_ \n"], ["a\n\n"]),
+        ("[:alpha:]", ["a", ":"], ["b"]),
+    ],
+)
+def test_spellings_of_other_dialects_that_the_judge_reads(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    """``(?<name>...)`` and POSIX classes (``[[:alpha:]]``, ASCII as under
+    ``re.ASCII``): the judge's ``regex`` package reads them; Python's ``re``
+    refuses the first and reads the second as other characters, so both are
+    rewritten in Python's spelling. ``[:alpha:]`` outside a set stays a set."""
+    _assert_agrees(pattern, good, bad)
+
+
+def test_an_unknown_posix_class_is_named() -> None:
+    with pytest.raises(ConstraintError, match=r"POSIX class other than \[:alnum:\]") as caught:
+        compile_regex("x[[:letters:]]")
+    assert caught.value.position == 2
+
+
+def test_a_misplaced_anchor_after_a_posix_class_is_located_in_the_original() -> None:
+    with pytest.raises(ConstraintError, match="anchor") as caught:
+        compile_regex("[[:alpha:]](?<n>a)^b")
+    assert caught.value.position == 18
 
 
 def test_limits() -> None:
@@ -657,11 +694,14 @@ def test_random_word_boundaries_agree_with_python(seed: int) -> None:
             if "not supported" in error.message:  # the character beside one could be elsewhere
                 continue
             assert "no text satisfies the" in error.message, (pattern, error)
-            assert not any(matches(pattern, text) for text in texts), pattern
+            # an empty text passes \B for the judge's regex package, not for re (<3.14)
+            exact = [text for text in texts if text or "\\B" not in pattern]
+            assert not any(matches(pattern, text) for text in exact), pattern
             continue
         compiled += 1
         for text in texts:
-            assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
+            if text or "\\B" not in pattern:
+                assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
             matched += matches(pattern, text)
     assert compiled > 40 and matched > 40, (compiled, matched)
 
