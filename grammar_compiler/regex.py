@@ -73,7 +73,11 @@ Lookarounds, word boundaries and anchors inside groups (ISO 8601 durations,
 them at top level (``marked_groups``), one per way through those groups;
 ways no text takes (``a|b$c``: ``b`` then the end) are dropped.
 
-Rejected: backreferences, conditionals, atomic groups, possessive
+Backreferences to a group every match passes once, of a few texts, spell
+the pattern out as one alternative per text (``backreferences``):
+``\d{1,2}([./-])\d{1,2}\1\d{4}``, ``(['"]).*\1``.
+
+Rejected: other backreferences, conditionals, atomic groups, possessive
 quantifiers, groups holding marks repeated without bound, the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
@@ -100,7 +104,7 @@ from typing import NamedTuple
 import regex as regex_package
 import xgrammar
 
-from grammar_compiler import lookarounds, marked_groups
+from grammar_compiler import backreferences, lookarounds, marked_groups
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -141,7 +145,10 @@ class _Feature(Enum):
     NEGATIVE_LOOKAHEAD = "negative lookahead (?!...)"
     LOOKBEHIND = "lookbehind (?<=...)"
     NEGATIVE_LOOKBEHIND = "negative lookbehind (?<!...)"
-    BACKREFERENCE = r"backreference (\1 or (?P=name))"
+    BACKREFERENCE = (
+        r"backreference (\1 or (?P=name)) other than to a group every match passes once "
+        f"and of at most {backreferences.MAX_SPELLED_OUT} texts"
+    )
     CONDITIONAL = "conditional group (?(id)yes|no)"
     ATOMIC_GROUP = "atomic group (?>...)"
     POSSESSIVE = "possessive quantifier (*+, ++, ?+, {m,n}+)"
@@ -382,13 +389,8 @@ def _translated(text: str, index: int | None) -> str:
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         _shortest(tree)
-        try:
-            node = _tree_node(tree)
-        except _Rejection as rejection:
-            if rejection.feature not in _MARK_FEATURES or _multiline_anywhere(tree):
-                raise
-            node = _spread_tree_node(tree, rejection)
-        return emit(node, REGEX_SYNTAX)
+        nodes = [_whole_node(one) for one in _with_backreferences_spelled_out(tree)]
+        return emit(nodes[0] if len(nodes) == 1 else Alt(tuple(nodes)), REGEX_SYNTAX)
     except re.error as err:
         raise ConstraintError(
             f"invalid regex: {err.msg}", position=err.pos, pattern_index=index
@@ -417,6 +419,30 @@ def _translated(text: str, index: int | None) -> str:
             "write explicit classes for other characters",
             pattern_index=index,
         ) from None
+
+
+def _with_backreferences_spelled_out(tree: _parser.SubPattern) -> list[_parser.SubPattern]:
+    """The pattern, or the patterns its backreferences stand for (``backreferences``);
+    a backreference that cannot be spelled out is refused where it is translated."""
+    if not backreferences.holds_backreference(tree):
+        return [tree]
+    context = _root_context(tree)
+    variants = backreferences.spelled_out(
+        list(tree), lambda op, av: _character_set(op, av, context)
+    )
+    if variants is None:
+        return [tree]
+    return [_parser.SubPattern(tree.state, items) for items in variants]
+
+
+def _whole_node(tree: _parser.SubPattern) -> Node:
+    """The tree of the whole pattern; marks inside groups spread it (``_spread_tree_node``)."""
+    try:
+        return _tree_node(tree)
+    except _Rejection as rejection:
+        if rejection.feature not in _MARK_FEATURES or _multiline_anywhere(tree):
+            raise
+        return _spread_tree_node(tree, rejection)
 
 
 @dataclass(frozen=True)
@@ -499,17 +525,21 @@ def _shortest(items: Sequence[tuple]) -> float:
 
 def _tree_node(tree: _parser.SubPattern) -> Node:
     """Python's parse tree as the tree ``regex_emit`` writes, with Python's meaning."""
+    context = _root_context(tree)
+    if len(tree) == 1 and tree[0][0] is _parser.BRANCH:  # alternatives, each a top sequence
+        return Alt(tuple(_sequence_node(branch, context, top=True) for branch in tree[0][1][1]))
+    return _sequence_node(tree, context, top=True)
+
+
+def _root_context(tree: _parser.SubPattern) -> _Context:
     flags = tree.state.flags
     _check_flags(flags)
-    context = _Context(
+    return _Context(
         dotall=bool(flags & re.DOTALL),
         ascii=bool(flags & re.ASCII),
         ignore_case=bool(flags & re.IGNORECASE),
         multiline=bool(flags & re.MULTILINE),
     )
-    if len(tree) == 1 and tree[0][0] is _parser.BRANCH:  # alternatives, each a top sequence
-        return Alt(tuple(_sequence_node(branch, context, top=True) for branch in tree[0][1][1]))
-    return _sequence_node(tree, context, top=True)
 
 
 def _check_flags(flags: int) -> None:
@@ -729,13 +759,7 @@ def _spread_tree_node(tree: _parser.SubPattern, rejection: _Rejection) -> Node:
     its (smaller) translation. ``rejection``: raised again, as it locates the
     anchor, where an anchor it names leaves no way (``a^b``).
     """
-    flags = tree.state.flags
-    context = _Context(
-        dotall=bool(flags & re.DOTALL),
-        ascii=bool(flags & re.ASCII),
-        ignore_case=bool(flags & re.IGNORECASE),
-        multiline=bool(flags & re.MULTILINE),
-    )
+    context = _root_context(tree)
     ways = marked_groups.spread(_marked_items(list(tree), context))
     found: list[Node] = []
     unsatisfied: list[lookarounds.LookaroundError] = []

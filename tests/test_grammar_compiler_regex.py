@@ -7,6 +7,7 @@ these tests check what would constrain a model, not the regex text.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -236,9 +237,9 @@ def test_anchor_in_the_middle_is_rejected_where_it_is(
 @pytest.mark.parametrize(
     ("pattern", "feature", "position"),
     [
-        (r"(a)\1", "backreference", 3),
-        (r"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)\12", "backreference", 36),
-        ("(?P<q>['\"]).*(?P=q)", "backreference", 13),
+        (r"(a)*\1", "backreference", 4),
+        (r"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l+)\12", "backreference", 37),
+        ("(?P<q>['\"]+).*(?P=q)", "backreference", 14),
         ("(a)?(?(1)b|c)", "conditional group", 4),
         ("(?>ab)", "atomic group (?>...)", 0),
         ("xa*+", "possessive quantifier", 2),
@@ -549,6 +550,57 @@ def test_spellings_of_other_dialects_that_the_judge_reads(
     refuses the first and reads the second as other characters, so both are
     rewritten in Python's spelling. ``[:alpha:]`` outside a set stays a set."""
     _assert_agrees(pattern, good, bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"\d{1,2}([./-])\d{1,2}\1\d{4}", ["1.2.2024", "01/12/1999"], ["1.2/2024", "1-2.2024"]),
+        (
+            "(['\"]).*\\1",
+            ['"a b"', "''"],
+            ["'a\"", '"a'],
+        ),
+        (r"(?i)(a|b)\1", ["aA", "Bb", "aa"], ["ab", "Ab"]),
+        (r"(a|bc)(d)\2\1", ["adda", "bcddbc"], ["addbc", "ada"]),
+        (r"(?P<q>[ab]{1,2})-(?P=q)", ["ab-ab", "a-a"], ["ab-ba", "a-aa"]),
+        (r"(a)(?i:\1)", ["aA", "aa"], ["Aa"]),
+        (r"x(?:(y)z)\1|w", ["xyzy", "w"], ["xyz", "wy"]),
+    ],
+)
+def test_backreferences_to_a_few_texts_are_spelled_out(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    """A group every match passes once, of at most 64 texts: one alternative per text."""
+    _assert_agrees(pattern, good, bad)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_backreferences_agree_with_the_judge(seed: int) -> None:
+    """Random small groups and references: on every text of up to four characters,
+    xgrammar accepts exactly what the judge does."""
+    rng = random.Random(seed)
+    atoms = ["a", "b", "[ab]", "[a-c]", "a?", "(?:a|bc)", "b{1,2}", "-", r"\d", "."]
+    compiled = matched = 0
+    for _ in range(100):
+        group = "(" + "".join(rng.choices(atoms, k=rng.randint(1, 2))) + ")"
+        middle = "".join(rng.choices(atoms, k=rng.randint(0, 2)))
+        pattern = rng.choice(["", "(?i)"]) + group + middle + "\\1" + rng.choice(["", "x", "\\1"])
+        try:
+            xgrammar = _Xgrammar(pattern)
+        except ConstraintError as error:
+            assert "backreference" in error.message, (pattern, error)
+            continue
+        compiled += 1
+        for text in _SHORT_TEXTS:
+            assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
+            matched += matches(pattern, text)
+    assert compiled > 70 and matched > 100, (compiled, matched)
+
+
+_SHORT_TEXTS = [
+    "".join(letters) for length in range(5) for letters in itertools.product("abA-x", repeat=length)
+]
 
 
 def test_an_unknown_posix_class_is_named() -> None:

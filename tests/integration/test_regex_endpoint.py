@@ -178,8 +178,8 @@ def test_missing_or_wrong_key_is_rejected(service: Service, api_key: str | None)
     [
         ("(abc", "position"),
         ("a(?=b)", "lookahead"),
-        ("x(b(?<!a))", "lookbehind"),
-        (r"(a)\1", "backreference"),
+        ("x(b(?<=a))", "lookbehind"),
+        (r"(a)*\1", "backreference"),
     ],
 )
 def test_bad_regexes_are_400_with_details(service: Service, pattern: str, fragment: str) -> None:
