@@ -307,12 +307,18 @@ class _Parser:
         if self.peek() != ")":
             raise self.error("missing ')'", start)
         self.pos += 1
-        node = options[0] if len(options) == 1 else Alt(tuple(options))
-        return (Lookbehind if behind else Lookahead)(node, negative, start)
-
-    def _lookaround_alternative(self, behind: bool, at_start: bool) -> Node:
+        nodes = [node for node, _ in options]
+        node = nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
         if behind:
-            return _sequence_node(self._sequence(nested=True))
+            return Lookbehind(node, negative, start)
+        reaches = [reach for _, reach in options]
+        reach = None if None in reaches else max(reaches)  # type: ignore[type-var]
+        return Lookahead(node, negative, start, reach)
+
+    def _lookaround_alternative(self, behind: bool, at_start: bool) -> tuple[Node, int | None]:
+        """The alternative's node and, in a lookahead, how far it looks (``Lookahead.reach``)."""
+        if behind:
+            return _sequence_node(self._sequence(nested=True)), None
         while at_start and self.peek() == "^":
             self.pos += 1
         items = self._sequence(nested=True, may_end=True)
@@ -323,9 +329,9 @@ class _Parser:
                     "anchor '$' in a lookahead is only supported at the end of an alternative",
                     self.pos - 1,
                 )
-        else:
-            items.append(_ANYTHING)
-        return _sequence_node(items)
+            return _sequence_node(items), None
+        reach = length_bounds(_sequence_node(items))[1]
+        return _sequence_node([*items, _ANYTHING]), reach
 
     def _disjunction(self, start: int) -> Node | MarkedGroup:
         options = [self._sequence(nested=True)]

@@ -86,6 +86,7 @@ class Lookahead:
     node: Node  # what the rest of the text must (must not) match
     negative: bool
     start: int  # its offset in the regex, for errors
+    reach: int | None = None  # the most characters it looks at (None: to the end, or no bound)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ Alternatives without marks stay one node, so a choice costs a copy only
 per alternative with marks. ``^`` and ``$`` inside the pattern say that
 what comes before (after) them is empty: such a sequence keeps the items
 there that may be empty as nothing and is dropped where one may not.
-Groups with marks repeated without bound (``(\.(?!-)[a-z]+)*``) are refused.
+A group with marks repeated past ``MAX_UNROLLED`` copies is one node repeated
+where each mark looks only at text of the same copy (a domain's labels,
+``(\.(?!-)[a-z0-9-]{1,63}(?<!-))*``), and refused otherwise.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from grammar_compiler.lookarounds import Boundary, Lookahead, LookaroundError, Lookbehind
+from grammar_compiler.lookarounds import (
+    Boundary,
+    Lookahead,
+    LookaroundError,
+    Lookbehind,
+    resolved,
+)
 from grammar_compiler.regex_emit import Alt, Node, Repeat, Seq, length_bounds
 
 MAX_SPREAD = 64
@@ -86,17 +94,62 @@ def _choice(options: list[Node]) -> Node:
     return choice if len(nonempty) == len(options) else Repeat(choice, 0, 1)
 
 
-def repeated(item: MarkedGroup, low: int, high: int | None) -> MarkedGroup:
-    """``item{low,high}``, written out as copies (``?`` is a choice of none or one)."""
+def repeated(item: MarkedGroup, low: int, high: int | None) -> Node | MarkedGroup:
+    """``item{low,high}``, written out as copies (``?`` is a choice of none or one);
+    past ``MAX_UNROLLED`` copies, one node repeated where its marks stay in each copy."""
     if high is None or high > MAX_UNROLLED:
-        raise LookaroundError(
-            "a group holding a lookaround, word boundary or anchor may repeat at most "
-            f"{MAX_UNROLLED} times (write it out)",
-            item.start,
-        )
+        within = _within_each_copy(item)
+        if within is None:
+            raise LookaroundError(
+                "a group holding a lookaround, word boundary or anchor may repeat at most "
+                f"{MAX_UNROLLED} times (write it out), unless each of its marks looks only at "
+                "text of the same copy",
+                item.start,
+            )
+        return Repeat(within, low, high)
     optional = group([[], *map(list, item.options)], item.start)
     copies = (item,) * low + (optional,) * (high - low)
     return MarkedGroup((copies,), item.start)
+
+
+def _within_each_copy(item: MarkedGroup) -> Node | None:
+    """The group as one node where every mark in it looks only at text of the
+    same copy (``(\\.(?!-)[a-z0-9-]{1,63}(?<!-))*``, a domain's labels): each
+    way through it resolved on its own; None where a mark could look into the
+    copy before or after, or the text's start or end."""
+    try:
+        ways = spread([item])
+    except LookaroundError:
+        return None
+    nodes = []
+    for items, starts, ends in ways:
+        if starts or ends or not _marks_stay_inside(items):
+            return None
+        try:
+            nodes.append(resolved(items))
+        except LookaroundError as error:
+            if not error.unsatisfiable:
+                return None
+    return _choice(nodes) if nodes else None
+
+
+def _marks_stay_inside(items: list) -> bool:
+    """Whether each mark has text enough on the side it looks at: a lookahead no
+    further than the shortest text after it, a lookbehind no further than the
+    shortest before it, a word boundary a character on each side."""
+    shortest = [length_bounds(item)[0] if isinstance(item, Node) else 0 for item in items]
+    for index, item in enumerate(items):
+        before, after = sum(shortest[:index]), sum(shortest[index + 1 :])
+        if isinstance(item, Lookahead):
+            if item.reach is None or item.reach > after:
+                return False
+        elif isinstance(item, Lookbehind):
+            longest = length_bounds(item.node)[1]
+            if longest is None or longest > before:
+                return False
+        elif isinstance(item, Boundary) and (before < 1 or after < 1):
+            return False
+    return True
 
 
 def spread(

@@ -116,7 +116,16 @@ from grammar_compiler.code_points import (
 )
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.lookarounds import Boundary, Lookahead, Lookbehind
-from grammar_compiler.regex_emit import REGEX_SYNTAX, Alt, Chars, Node, Repeat, Seq, emit
+from grammar_compiler.regex_emit import (
+    REGEX_SYNTAX,
+    Alt,
+    Chars,
+    Node,
+    Repeat,
+    Seq,
+    emit,
+    length_bounds,
+)
 from grammar_compiler.shortest import capped, over_limit, times, too_long
 
 try:
@@ -635,20 +644,34 @@ def _lookaround(op: object, av: object, context: _Context) -> Lookahead | Lookbe
     inner = replace(context, at_start=context.at_start and direction > 0, at_end=False)
     if direction < 0:
         return Lookbehind(_sequence_node(list(items), inner), op is _parser.ASSERT_NOT, 0)
-    return Lookahead(_lookahead_text(list(items), inner), op is _parser.ASSERT_NOT, 0)
+    negative = op is _parser.ASSERT_NOT
+    text, reach = _lookahead_text(list(items), inner, negative)
+    return Lookahead(text, negative, 0, reach)
 
 
-def _lookahead_text(items: list[tuple], context: _Context) -> Node:
-    """What a lookahead (or one of its alternatives) lets the rest of the output be."""
+def _lookahead_text(
+    items: list[tuple], context: _Context, negative: bool
+) -> tuple[Node, int | None]:
+    """What a lookahead (or one of its alternatives) lets the rest of the output
+    be, and how far it looks (``Lookahead.reach``).
+
+    Python's ``$`` also holds before a final newline (before any under ``(?m)``):
+    a negative lookahead excludes those texts too; a positive one is read as the
+    end only (a subset), which keeps length checks such as ``(?=.{8,20}$)``
+    bounds rather than automata."""
     if len(items) == 1 and items[0][0] is _parser.BRANCH:
-        return Alt(tuple(_lookahead_text(list(branch), context) for branch in items[0][1][1]))
+        options = [_lookahead_text(list(b), context, negative) for b in items[0][1][1]]
+        reaches = [reach for _, reach in options]
+        reach = None if None in reaches else max(reaches)  # type: ignore[type-var]
+        return Alt(tuple(text for text, _ in options)), reach
     if items and items[-1][0] is _parser.AT and items[-1][1] in _END_ANCHORS:
         text = _sequence_node(items[:-1], context)
-        if items[-1][1] is _parser.AT_END:  # \Z ends the text; $ also holds before a newline
+        if negative and items[-1][1] is _parser.AT_END:  # \Z is the end only
             after = Seq((Chars(_NEWLINE), _ANY_TEXT)) if context.multiline else Chars(_NEWLINE)
-            return Seq((text, Repeat(after, 0, 1)))
-        return text
-    return Seq((_sequence_node(items, context), _ANY_TEXT))
+            return Seq((text, Repeat(after, 0, 1))), None
+        return text, None
+    text = _sequence_node(items, context)
+    return Seq((text, _ANY_TEXT)), length_bounds(text)[1]
 
 
 _NOTHING = Seq(())

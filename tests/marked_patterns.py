@@ -23,7 +23,7 @@ def marked_pattern(rng: random.Random, depth: int = 0) -> str:
             inner = marked_pattern(rng, depth + 1)
             if rng.random() < 0.4:
                 inner += "|" + marked_pattern(rng, depth + 1)
-            quantifier = rng.choice(["", "", "?", "{2}", "{0,2}", "??"])
+            quantifier = rng.choice(["", "", "?", "{2}", "{0,2}", "??", "*", "+"])
             parts.append(rng.choice(["(?:", "("]) + inner + ")" + quantifier)
         elif roll < 0.55:
             parts.append(rng.choice(_MARKS))

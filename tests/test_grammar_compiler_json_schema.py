@@ -1299,6 +1299,11 @@ ZOD_DURATION = (  # zod's z.string().duration(): a fraction only in the last par
         ("^a(b$|c)d?$", ["ab", "ac", "acd"], ["abd", "a"]),
         ("^(?:[a-z]+$|\\d+)-?", ["abc", "12", "12-x"], ["ab-"]),
         ("^a(?=b|$)|c", ["a", "ab", "xc"], ["ax"]),
+        (  # a domain whose labels neither start nor end with '-': marks in each copy
+            "^(?!-)[a-z0-9-]{1,63}(?<!-)(\\.(?!-)[a-z0-9-]{1,63}(?<!-))*$",
+            ["example.com", "a-b.c", "a"],
+            ["-a.com", "a.-b", "a-.b", "a..b"],
+        ),
     ],
 )
 def test_marks_inside_groups(pattern: str, matching: list[str], other: list[str]) -> None:
@@ -1391,7 +1396,8 @@ def test_random_marks_inside_groups_agree_with_the_judge(seed: int) -> None:
             if "no text satisfies" in error.message:
                 assert not any(judge(t) for t in texts if t or "\\B" not in pattern), pattern
             else:
-                assert "not supported" in error.message or "alternatives" in error.message
+                why = ("not supported", "alternatives", "may repeat")
+                assert any(reason in error.message for reason in why), error
             continue
         compiled += 1
         decoder = Decoder(constraint.value)
@@ -1401,7 +1407,7 @@ def test_random_marks_inside_groups_agree_with_the_judge(seed: int) -> None:
             if text.isascii() and (text or "\\B" not in pattern):
                 assert accepted == found, (pattern, text)
             matched += accepted
-    assert compiled > 80 and matched > 200, (compiled, matched)
+    assert compiled > 65 and matched > 200, (compiled, matched)
 
 
 @pytest.mark.parametrize("max_length", [12, 24, 40, 64])
