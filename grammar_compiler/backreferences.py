@@ -2,18 +2,19 @@ r"""Backreferences to groups of a few texts, spelled out as alternatives.
 
 Why: a date whose separators agree, ``\d{1,2}([./-])\d{1,2}\1\d{4}``, and
 a quoted text, ``(['"]).*\1``, are common patterns, and a backreference is
-not regular in general (``(\w+) \1``); but one to a group that every match
-passes exactly once, and that matches only a few texts, is: the pattern is
-the choice, for each of those texts, of the pattern with the group and its
-references replaced by it (``[./-]`` gives three patterns).
+not regular in general (``(\w+) \1``); but one to a group that each match
+of a sequence passes exactly once, and that matches only a few texts, is:
+the sequence is the choice, for each of those texts, of the sequence with
+the group and its references replaced by it (``[./-]`` gives three).
 
-The group is replaced by its text exactly (case-sensitively, as it was
-matched); a reference keeps the case-insensitivity of where it stands, as
-Python compares it. Each of the pattern's own alternatives is spelled out
-on its own. Refused (``spelled_out`` returns None): a referenced group that
-a match may skip or pass several times (inside an alternative, a repeat or
-a lookaround), one that holds another referenced group or scoped flags, and
-more than ``MAX_SPELLED_OUT`` patterns in all.
+Sequences are spelled out from the innermost: a group in one alternative
+(the leap-year date regexes, ``...(\/|-|\.)...\1|...(\/|-|\.)...\2``)
+or in a repeated group with its references (``(?:(['"])\w*\1,)*``) is
+spelled out there. The group is replaced by its text exactly (as matched);
+a reference keeps the case-insensitivity of where it stands, as Python
+compares it. A reference left (to a group a match may skip or pass several
+times, holding another referenced group or scoped flags, or of more than
+``MAX_SPELLED_OUT`` texts in all) is refused where it is translated.
 """
 
 from __future__ import annotations
@@ -43,43 +44,55 @@ def holds_backreference(items: Items) -> bool:
     return any(op is _parser.GROUPREF for op, _ in _walk(items))
 
 
-def spelled_out(items: Items, character_set: CharacterSet) -> list[list[tuple]] | None:
-    """The items once per choice of texts for the referenced groups, each group
-    and reference replaced by its text; None where that cannot be done.
+def spelled_out(items: Items, character_set: CharacterSet) -> list[tuple]:
+    """The items with every backreference that can be spelled out spelled out.
 
     ``character_set``: the characters a one-character item matches, read with
     the pattern's flags.
     """
-    if len(items) == 1 and items[0][0] is _parser.BRANCH:  # each alternative on its own
-        variants: list[list[tuple]] = []
-        for branch in items[0][1][1]:
-            found = spelled_out(branch, character_set) if holds_backreference(branch) else [branch]
-            if found is None:
-                return None
-            variants += [list(variant) for variant in found]
-        return variants if len(variants) <= MAX_SPELLED_OUT else None
-    referenced = sorted({av for op, av in _walk(items) if op is _parser.GROUPREF})
-    passed_once = dict(_groups_passed_once(items))
-    if not all(group in passed_once for group in referenced):
-        return None
+    inner = [(op, _with_inner_spelled_out(op, av, character_set)) for op, av in items]
+    referenced = sorted({av for op, av in _walk(inner) if op is _parser.GROUPREF})
+    passed_once = dict(_groups_passed_once(inner))
+    texts: dict[int, set[str]] = {}
     for group in referenced:
-        inner = list(_walk(passed_once[group]))
-        if any(op is _parser.SUBPATTERN and (av[1] or av[2]) for op, av in inner):
-            return None
-        if any(op is _parser.SUBPATTERN and av[0] in referenced for op, av in inner):
-            return None
-    texts = [_texts(passed_once[group], character_set) for group in referenced]
-    if any(found is None for found in texts):
-        return None
+        found = _group_texts(group, passed_once, referenced, character_set)
+        if found is not None:
+            texts[group] = found
     count = 1
-    for found in texts:
-        count *= len(found)  # type: ignore[arg-type]
-    if count > MAX_SPELLED_OUT:
-        return None
-    return [
-        _substituted(items, dict(zip(referenced, choice, strict=True)))
-        for choice in itertools.product(*(sorted(found) for found in texts))  # type: ignore[arg-type]
+    for found in texts.values():
+        count *= len(found)
+    if not texts or count > MAX_SPELLED_OUT:
+        return inner
+    groups = list(texts)
+    variants = [
+        _substituted(inner, dict(zip(groups, choice, strict=True)))
+        for choice in itertools.product(*(sorted(texts[group]) for group in groups))
     ]
+    return variants[0] if len(variants) == 1 else [(_parser.BRANCH, (None, variants))]
+
+
+def _with_inner_spelled_out(op: object, av: object, character_set: CharacterSet) -> object:
+    """``av`` with the sequences inside it spelled out."""
+    if op is _parser.SUBPATTERN or op in _REPEATS or op in _LOOKAROUNDS:
+        return (*av[:-1], spelled_out(av[-1], character_set))  # type: ignore[index]
+    if op is _parser.BRANCH:
+        return (av[0], [spelled_out(branch, character_set) for branch in av[1]])  # type: ignore[index]
+    return av
+
+
+def _group_texts(
+    group: int,
+    passed_once: dict[int, Items],
+    referenced: list[int],
+    character_set: CharacterSet,
+) -> set[str] | None:
+    """The texts of a group the sequence passes once, if few; None otherwise."""
+    if group not in passed_once:
+        return None
+    for op, av in _walk(passed_once[group]):
+        if op is _parser.SUBPATTERN and (av[1] or av[2] or av[0] in referenced):
+            return None  # scoped flags, or a referenced group inside
+    return _texts(passed_once[group], character_set)
 
 
 def _walk(items: Items) -> list[tuple]:

@@ -73,9 +73,9 @@ Lookarounds, word boundaries and anchors inside groups (ISO 8601 durations,
 them at top level (``marked_groups``), one per way through those groups;
 ways no text takes (``a|b$c``: ``b`` then the end) are dropped.
 
-Backreferences to a group every match passes once, of a few texts, spell
-the pattern out as one alternative per text (``backreferences``):
-``\d{1,2}([./-])\d{1,2}\1\d{4}``, ``(['"]).*\1``.
+Backreferences to a group every match of a sequence passes once, of a few
+texts, spell that sequence out as one alternative per text
+(``backreferences``): ``\d{1,2}([./-])\d{1,2}\1\d{4}``, ``(['"]).*\1``.
 
 Rejected: other backreferences, conditionals, atomic groups, possessive
 quantifiers, groups holding marks repeated without bound, the flag ``(?t)``,
@@ -155,7 +155,7 @@ class _Feature(Enum):
     LOOKBEHIND = "lookbehind (?<=...)"
     NEGATIVE_LOOKBEHIND = "negative lookbehind (?<!...)"
     BACKREFERENCE = (
-        r"backreference (\1 or (?P=name)) other than to a group every match passes once "
+        r"backreference (\1 or (?P=name)) other than to a group each match passes once "
         f"and of at most {backreferences.MAX_SPELLED_OUT} texts"
     )
     CONDITIONAL = "conditional group (?(id)yes|no)"
@@ -398,8 +398,7 @@ def _translated(text: str, index: int | None) -> str:
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         _shortest(tree)
-        nodes = [_whole_node(one) for one in _with_backreferences_spelled_out(tree)]
-        return emit(nodes[0] if len(nodes) == 1 else Alt(tuple(nodes)), REGEX_SYNTAX)
+        return emit(_whole_node(_with_backreferences_spelled_out(tree)), REGEX_SYNTAX)
     except re.error as err:
         raise ConstraintError(
             f"invalid regex: {err.msg}", position=err.pos, pattern_index=index
@@ -430,18 +429,14 @@ def _translated(text: str, index: int | None) -> str:
         ) from None
 
 
-def _with_backreferences_spelled_out(tree: _parser.SubPattern) -> list[_parser.SubPattern]:
-    """The pattern, or the patterns its backreferences stand for (``backreferences``);
-    a backreference that cannot be spelled out is refused where it is translated."""
+def _with_backreferences_spelled_out(tree: _parser.SubPattern) -> _parser.SubPattern:
+    """The pattern with its backreferences spelled out where they can be
+    (``backreferences``); one left is refused where it is translated."""
     if not backreferences.holds_backreference(tree):
-        return [tree]
+        return tree
     context = _root_context(tree)
-    variants = backreferences.spelled_out(
-        list(tree), lambda op, av: _character_set(op, av, context)
-    )
-    if variants is None:
-        return [tree]
-    return [_parser.SubPattern(tree.state, items) for items in variants]
+    items = backreferences.spelled_out(list(tree), lambda op, av: _character_set(op, av, context))
+    return _parser.SubPattern(tree.state, items)
 
 
 def _whole_node(tree: _parser.SubPattern) -> Node:

@@ -577,6 +577,14 @@ def test_spellings_of_other_dialects_that_the_judge_reads(
     _assert_agrees(pattern, good, bad)
 
 
+LEAP_YEAR_DATE = (  # dd/mm/yyyy with leap years, a regex widely copied
+    r"^(?:(?:31(\/|-|\.)(?:0?[13578]|1[02]))\1|(?:(?:29|30)(\/|-|\.)(?:0?[13-9]|1[0-2])\2))"
+    r"(?:(?:1[6-9]|[2-9]\d)?\d{2})$|^(?:29(\/|-|\.)0?2\3(?:(?:(?:1[6-9]|[2-9]\d)?(?:0[48]|"
+    r"[2468][048]|[13579][26])|(?:(?:16|[2468][048]|[3579][26])00))))$|^(?:0?[1-9]|1\d|2[0-8])"
+    r"(\/|-|\.)(?:(?:0?[1-9])|(?:1[0-2]))\4(?:(?:1[6-9]|[2-9]\d)?\d{2})$"
+)
+
+
 @pytest.mark.parametrize(
     ("pattern", "good", "bad"),
     [
@@ -591,12 +599,21 @@ def test_spellings_of_other_dialects_that_the_judge_reads(
         (r"(?P<q>[ab]{1,2})-(?P=q)", ["ab-ab", "a-a"], ["ab-ba", "a-aa"]),
         (r"(a)(?i:\1)", ["aA", "aa"], ["Aa"]),
         (r"x(?:(y)z)\1|w", ["xyzy", "w"], ["xyz", "wy"]),
+        (
+            LEAP_YEAR_DATE,
+            ["31/12/2024", "29-02-2024", "1.1.99", "30/4/1999"],
+            ["29/02/2023", "31/12-2024", "31/04/2024"],
+        ),
+        (r"(?:(['\"])\w*\1,)*", ["'a',\"b\",", ""], ["'a\",", "'a'"]),
+        (r"(a|b)(?:x\1|y)", ["axa", "ay", "bxb"], ["axb"]),
     ],
 )
 def test_backreferences_to_a_few_texts_are_spelled_out(
     pattern: str, good: list[str], bad: list[str]
 ) -> None:
-    """A group every match passes once, of at most 64 texts: one alternative per text."""
+    """A group each match of a sequence passes once, of at most 64 texts: the
+    sequence is one alternative per text (the innermost such sequence: an
+    alternative, a repeated group)."""
     _assert_agrees(pattern, good, bad)
 
 
@@ -610,7 +627,10 @@ def test_random_backreferences_agree_with_the_judge(seed: int) -> None:
     for _ in range(100):
         group = "(" + "".join(rng.choices(atoms, k=rng.randint(1, 2))) + ")"
         middle = "".join(rng.choices(atoms, k=rng.randint(0, 2)))
-        pattern = rng.choice(["", "(?i)"]) + group + middle + "\\1" + rng.choice(["", "x", "\\1"])
+        core = group + middle + "\\1" + rng.choice(["", "x", "\\1"])
+        if rng.random() < 0.4:  # inside an alternative, maybe repeated
+            core = f"(?:{core}|{rng.choice(atoms)}){rng.choice(['', '*', '?', '{2}'])}"
+        pattern = rng.choice(["", "(?i)"]) + core + rng.choice(["", "", "\\1"])
         try:
             xgrammar = _Xgrammar(pattern)
         except ConstraintError as error:
@@ -620,7 +640,7 @@ def test_random_backreferences_agree_with_the_judge(seed: int) -> None:
         for text in _SHORT_TEXTS:
             assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
             matched += matches(pattern, text)
-    assert compiled > 70 and matched > 100, (compiled, matched)
+    assert compiled > 50 and matched > 100, (compiled, matched)
 
 
 _SHORT_TEXTS = [
