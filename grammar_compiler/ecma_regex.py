@@ -259,7 +259,7 @@ class _Parser:
         except lookarounds.LookaroundError as error:
             raise self.error(error.message, error.start) from None
         if not spread:
-            return [], [self.error("no text satisfies the anchors inside the pattern", start)]
+            return [], [self.error(marked_groups.NO_WAY_LEFT, start)]
         found: list[Node] = []
         failed: list[PatternError] = []
         for flat, starts, ends in spread:

@@ -30,11 +30,15 @@ from grammar_compiler.lookarounds import (
     Lookbehind,
     resolved,
 )
-from grammar_compiler.regex_emit import Alt, Node, Repeat, Seq, length_bounds
+from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq, length_bounds
 
 MAX_SPREAD = 64
 """Top-level sequences the marked groups of one alternative may spread into (each is
 resolved on its own, with automata where its lookarounds need them)."""
+NO_WAY_LEFT = (
+    "no text satisfies the anchors inside the pattern (or a repeated group such as "
+    "(?:(?!ab).)*, read only where it ends the text, is followed by more)"
+)
 MAX_UNROLLED = 8
 """Copies a counted group with marks is written out into (IPv4's ``{4}``)."""
 
@@ -100,6 +104,9 @@ def repeated(item: MarkedGroup, low: int, high: int | None) -> Node | MarkedGrou
     if high is None or high > MAX_UNROLLED:
         within = _within_each_copy(item)
         if within is None:
+            tempered = _tempered_to_the_end(item, low, high)
+            if tempered is not None:
+                return tempered
             raise LookaroundError(
                 "a group holding a lookaround, word boundary or anchor may repeat at most "
                 f"{MAX_UNROLLED} times (write it out), unless each of its marks looks only at "
@@ -131,6 +138,36 @@ def _within_each_copy(item: MarkedGroup) -> Node | None:
             if not error.unsatisfiable:
                 return None
     return _choice(nodes) if nodes else None
+
+
+def _tempered_to_the_end(item: MarkedGroup, low: int, high: int | None) -> MarkedGroup | None:
+    """``(?:(?!X).){low,high}`` (a tempered token: "a line without X",
+    ``^((?!hede).)*$``) where it ends the text: there its copies' lookaheads
+    see only its own text, which holds no X; read as ending the text (a way
+    through with more text after it is dropped)."""
+    if len(item.options) != 1 or len(item.options[0]) != 2:
+        return None
+    lookahead, character = item.options[0]
+    if not (isinstance(lookahead, Lookahead) and lookahead.negative):
+        return None
+    body = _looked_at(lookahead)
+    if body is None or not isinstance(character, Chars):
+        return None
+    anywhere = Repeat(character, 0, None)
+    avoided = Lookahead(Seq((anywhere, body, anywhere)), True, lookahead.start)
+    return MarkedGroup(((avoided, Repeat(character, low, high), TextEnd(item.start)),), item.start)
+
+
+def _looked_at(lookahead: Lookahead) -> Node | None:
+    """The text a bounded lookahead looks for, without the rest of the text its
+    node matches after it; None where it reaches to the end."""
+    if lookahead.reach is None:
+        return None
+    alternatives = lookahead.node.options if isinstance(lookahead.node, Alt) else (lookahead.node,)
+    if not all(isinstance(option, Seq) and option.items for option in alternatives):
+        return None
+    bodies = [Seq(option.items[:-1]) for option in alternatives]  # type: ignore[union-attr]
+    return bodies[0] if len(bodies) == 1 else Alt(tuple(bodies))
 
 
 def _marks_stay_inside(items: list) -> bool:

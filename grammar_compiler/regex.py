@@ -794,9 +794,7 @@ def _spread_tree_node(tree: _parser.SubPattern, rejection: _Rejection) -> Node:
         raise unsatisfied[0]
     if rejection.feature in _ANCHOR_FEATURES:
         raise rejection
-    raise lookarounds.LookaroundError(
-        "no text satisfies the anchors inside the pattern", 0, unsatisfiable=True
-    )
+    raise lookarounds.LookaroundError(marked_groups.NO_WAY_LEFT, 0, unsatisfiable=True)
 
 
 def _marked_items(items: Sequence[tuple], context: _Context) -> list[marked_groups.Item]:

@@ -1299,6 +1299,7 @@ ZOD_DURATION = (  # zod's z.string().duration(): a fraction only in the last par
         ("^a(b$|c)d?$", ["ab", "ac", "acd"], ["abd", "a"]),
         ("^(?:[a-z]+$|\\d+)-?", ["abc", "12", "12-x"], ["ab-"]),
         ("^a(?=b|$)|c", ["a", "ab", "xc"], ["ax"]),
+        ("^((?!hede).)*$", ["", "hed", "ede h"], ["hede", "xhedex"]),  # a tempered token
         (  # a domain whose labels neither start nor end with '-': marks in each copy
             "^(?!-)[a-z0-9-]{1,63}(?<!-)(\\.(?!-)[a-z0-9-]{1,63}(?<!-))*$",
             ["example.com", "a-b.c", "a"],

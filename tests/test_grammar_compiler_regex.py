@@ -320,6 +320,25 @@ def test_marks_that_stay_in_each_copy_of_a_repeated_group(
 
 
 @pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        ("^((?!hede).)*$", ["", "hed", "ede h", "h\u00e9de"], ["hede", "xhedex", "\n"]),
+        ("x(?:(?!--|==)[-=a])+", ["x-a=", "x-=-"], ["x--", "xa==a", "x"]),
+        ("(?:a|((?!ab)[ab])*)", ["a", "ba", "bba", ""], ["ab", "bab"]),
+    ],
+)
+def test_a_tempered_token_that_ends_the_text(pattern: str, good: list[str], bad: list[str]) -> None:
+    """``((?!X).)*``: "a text without X", where it ends the text (each copy's
+    lookahead then sees only the group's own text)."""
+    _assert_agrees(pattern, good, bad)
+
+
+def test_a_tempered_token_followed_by_more_is_refused() -> None:
+    with pytest.raises(ConstraintError, match="read only where it ends the text"):
+        compile_regex("((?!ab).)*c")
+
+
+@pytest.mark.parametrize(
     ("pattern", "position"),
     [
         ("(a(?=b))*b", 2),
