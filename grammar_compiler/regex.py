@@ -50,10 +50,12 @@ Translation rules (Python pattern -> xgrammar regex):
   with ``m`` above 16 becomes ``x{m}x*`` (``x*`` if ``x`` can be empty):
   xgrammar forces the former in time quadratic in ``m`` (``regex_emit``).
 * A list of patterns becomes ``(?:p1)|(?:p2)|...``.
-* ``(?<name>...)`` and POSIX classes in sets (``[[:alpha:]]``), which the
-  judge's ``regex`` package reads and ``re`` refuses or reads as other
-  characters, are first rewritten in Python's spelling (``_Respelled``):
-  ``(?P<name>...)`` and the class's ASCII characters.
+* ``(?<name>...)``, POSIX classes in sets (``[[:alpha:]]``) and Unicode
+  properties (``\\p{L}``, ``\\P{Lu}``), which the judge's ``regex`` package
+  reads and ``re`` refuses or reads as other characters, are first rewritten
+  in Python's spelling (``_Respelled``): ``(?P<name>...)`` and the class's
+  characters as the judge reads them under ``re.ASCII`` (``\\p{L}`` is the
+  ASCII letters, a subset of its Unicode meaning; ``\\P{L}`` all else).
 
 Lookarounds in the pattern's own sequence (or one of its top-level
 alternatives), ``(?=.*\d)(?!admin$)[a-z\d]+``, ``[a-z-]+(?<!-)``,
@@ -167,6 +169,13 @@ class _Feature(Enum):
     LARGE_REPEAT = f"repetition count above {MAX_REPEAT}"
     EMPTY_SET = "character class that matches no character"
     UNKNOWN_POSIX_CLASS = f"POSIX class other than [:{':], [:'.join(POSIX_CLASSES)}:]"
+    CASELESS_CLASS = (
+        r"POSIX class or \p{...} under (?i) (the judge folds their case over all of Unicode)"
+    )
+    UNKNOWN_PROPERTY = (
+        r"\p{...} that the judge does not know or that holds no ASCII character "
+        r"(\d, \w, \s and \p{...} are ASCII here)"
+    )
     START_ANCHOR = r"'^' or '\A'"
     END_ANCHOR = r"'$' or '\Z'"
 
@@ -379,15 +388,25 @@ def _xgrammar_complaint(regex: str) -> str | None:
 def _translate(text: str, index: int | None) -> str:
     """The xgrammar regex for one pattern, or a ConstraintError located in it."""
     scanner = _Scanner(text)
-    unknown = next((m for m in scanner.marks if m.feature is _Feature.UNKNOWN_POSIX_CLASS), None)
+    unknown = next((m for m in scanner.marks if m.feature in _UNREAD_CLASSES), None)
     if unknown is not None:
         raise _located_error(text, unknown.feature, index)
     respelled = _Respelled.of(text)
+    classes = any(mark.feature is _Feature.CASELESS_CLASS for mark in scanner.marks)
+    if classes and _ignores_case_anywhere(respelled.text):
+        raise _located_error(text, _Feature.CASELESS_CLASS, index)
     try:
         return _translated(respelled.text, index)
     except ConstraintError as error:
         error.position = respelled.original_position(error.position)
         raise
+
+
+def _ignores_case_anywhere(text: str) -> bool:
+    try:
+        return _flag_anywhere(_parser.parse(text, PATTERN_FLAGS), re.IGNORECASE)
+    except (re.error, OverflowError, ValueError):
+        return False  # reported, located, by the translation
 
 
 def _translated(text: str, index: int | None) -> str:
@@ -451,9 +470,10 @@ def _whole_node(tree: _parser.SubPattern) -> Node:
 
 @dataclass(frozen=True)
 class _Respelled:
-    """A pattern in Python's spelling: ``(?<name>...)`` and POSIX classes
-    (``[[:alpha:]]``), which the judge's ``regex`` package reads and ``re`` does
-    not (or reads otherwise), rewritten as ``re`` reads what they mean."""
+    """A pattern in Python's spelling: ``(?<name>...)``, POSIX classes
+    (``[[:alpha:]]``) and property escapes (``\\p{L}``), which the judge's
+    ``regex`` package reads and ``re`` does not (or reads otherwise), rewritten
+    as ``re`` reads what they mean."""
 
     text: str
     edits: tuple[tuple[int, int, int], ...]  # (start in text, its length there, in the original)
@@ -765,6 +785,7 @@ def _anchor(code: object, context: _Context) -> Node:
 # ---------------------------------------------------------------------------
 # Marks inside groups: the pattern spread into alternatives with marks at top level
 
+_UNREAD_CLASSES = frozenset({_Feature.UNKNOWN_POSIX_CLASS, _Feature.UNKNOWN_PROPERTY})
 _ANCHOR_FEATURES = frozenset({_Feature.START_ANCHOR, _Feature.END_ANCHOR})
 _MARK_FEATURES = _LOOKAROUND_FEATURES | _BOUNDARY_FEATURES | _ANCHOR_FEATURES
 
@@ -848,13 +869,17 @@ def _mark(code: object, context: _Context) -> marked_groups.Mark:
 
 def _multiline_anywhere(tree: _parser.SubPattern) -> bool:
     """Whether ``(?m)`` applies anywhere: its ``^`` and ``$`` are not marks of the text's ends."""
-    if tree.state.flags & re.MULTILINE:
+    return _flag_anywhere(tree, re.MULTILINE)
+
+
+def _flag_anywhere(tree: _parser.SubPattern, flag: int) -> bool:
+    if tree.state.flags & flag:
         return True
     stack = [list(tree)]
     while stack:
         for op, av in stack.pop():
             if op is _parser.SUBPATTERN:
-                if av[1] & re.MULTILINE:
+                if av[1] & flag:
                     return True
                 stack.append(list(av[-1]))
             elif op is _parser.BRANCH:
@@ -1011,12 +1036,24 @@ _FLAG_GROUP = re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 _POSIX_CLASS = re.compile(r"\[:(\^?)([a-z]+):\]")
 
 
+_PROPERTY = re.compile(r"\\([pP])(?:\{([A-Za-z0-9_ =.&-]+)\}|([A-Za-z]))")
+"""``\\p{L}``, ``\\P{Lu}``, ``\\pN``: Unicode properties, which the ``regex`` package
+reads and ``re`` refuses."""
+
+
 @functools.cache
-def _posix_ranges(name: str, *, negated: bool) -> str:
-    """The class's characters as the judge's ``regex`` package reads them under
-    ``re.ASCII`` (ASCII only, as in the C locale), written for inside a set."""
-    judge = regex_package.compile(f"[[:{name}:]]", regex_package.ASCII)
+def _ascii_class(judge_pattern: str, *, negated: bool) -> str | None:
+    """The characters of a class as the judge's ``regex`` package reads it under
+    ``re.ASCII`` (ASCII only: POSIX classes as in the C locale, ``\\p{L}`` the
+    ASCII letters), written for inside a set; None where the package does not
+    know the class or it holds no ASCII character."""
+    try:
+        judge = regex_package.compile(judge_pattern, regex_package.ASCII)
+    except regex_package.error:
+        return None
     codes = [code for code in range(128) if judge.fullmatch(chr(code))]
+    if not codes:
+        return None
     ranges = normalize(tuple((code, code) for code in codes))
     if negated:
         ranges = complement(ranges)
@@ -1087,9 +1124,26 @@ class _Scanner:
             return self._quantifier(position)
         return position + 1
 
+    def _property(self, position: int, *, in_set: bool) -> int | None:
+        """Where a property escape at ``position`` ends, its respelling recorded;
+        None if there is none."""
+        found = _PROPERTY.match(self.text, position)
+        if found is None:
+            return None
+        kind, name = found.group(1), found.group(2) or found.group(3)
+        ranges = _ascii_class(rf"\p{{{name}}}", negated=kind == "P")
+        if ranges is None:
+            self._mark(_Feature.UNKNOWN_PROPERTY, *found.span())
+        else:
+            self.respellings.append((position, found.end(), ranges if in_set else f"[{ranges}]"))
+            self._mark(_Feature.CASELESS_CLASS, *found.span())
+        return found.end()
+
     def _escape(self, position: int) -> int:
         text = self.text
         code = text[position + 1 : position + 2]
+        if code in "pP":
+            return self._property(position, in_set=False) or position + 2
         if code in _ESCAPE_FEATURES:
             self._mark(_ESCAPE_FEATURES[code], position, position + 2)
         elif code and code in "123456789" and not self._is_octal_escape(position):
@@ -1114,14 +1168,18 @@ class _Scanner:
         while position < len(text):
             posix = _POSIX_CLASS.match(text, position)
             if posix:
-                if posix.group(2) in POSIX_CLASSES:
-                    ranges = _posix_ranges(posix.group(2), negated=bool(posix.group(1)))
+                name = posix.group(2)
+                ranges = name in POSIX_CLASSES and _ascii_class(
+                    f"[[:{name}:]]", negated=bool(posix.group(1))
+                )
+                if ranges:
                     self.respellings.append((position, posix.end(), ranges))
+                    self._mark(_Feature.CASELESS_CLASS, *posix.span())
                 else:
                     self._mark(_Feature.UNKNOWN_POSIX_CLASS, *posix.span())
                 position = posix.end()
             elif text[position] == "\\":
-                position += 2
+                position = self._property(position, in_set=True) or position + 2
             elif text[position] == "]":
                 return position + 1
             else:

@@ -560,7 +560,7 @@ def test_class_that_matches_nothing_is_rejected() -> None:
         ("(?P<1>a)", 4),
         ("(?<1>a)", 3),
         ("[[:alpha:]](?<n>x", 11),
-        (r"\p{L}", 0),
+        (r"x\p{", 1),
         (r"ab\z", 2),
         ("a)", 1),
     ],
@@ -584,15 +584,19 @@ def test_syntax_error_carries_python_position(pattern: str, position: int) -> No
         ("[[:upper:][:digit:]_-]+", ["A_1-"], ["a"]),
         ("[[:word:]][[:blank:]][[:cntrl:]]", ["a\t\x7f", "_ \n"], ["a\n\n"]),
         ("[:alpha:]", ["a", ":"], ["b"]),
+        (r"\p{L}+", ["ab", "Z"], ["\u00e9", "1"]),
+        (r"[\p{Lu}\d]+ \pN", ["A1 2"], ["a1 2", "A1 x"]),
+        (r"#[\p{L}\p{N}_]+", ["#a_1"], ["#", "#-"]),
+        (r"\P{L}[^\p{L}]", ["\u00e91", "1-"], ["a1", "1a"]),
     ],
 )
 def test_spellings_of_other_dialects_that_the_judge_reads(
     pattern: str, good: list[str], bad: list[str]
 ) -> None:
-    """``(?<name>...)`` and POSIX classes (``[[:alpha:]]``, ASCII as under
-    ``re.ASCII``): the judge's ``regex`` package reads them; Python's ``re``
-    refuses the first and reads the second as other characters, so both are
-    rewritten in Python's spelling. ``[:alpha:]`` outside a set stays a set."""
+    """``(?<name>...)``, POSIX classes (``[[:alpha:]]``) and property escapes
+    (``\\p{L}``), ASCII as under ``re.ASCII``: the judge's ``regex`` package
+    reads them; Python's ``re`` refuses them or reads other characters, so they
+    are rewritten in Python's spelling. ``[:alpha:]`` outside a set stays a set."""
     _assert_agrees(pattern, good, bad)
 
 
@@ -665,6 +669,26 @@ def test_random_backreferences_agree_with_the_judge(seed: int) -> None:
 _SHORT_TEXTS = [
     "".join(letters) for length in range(5) for letters in itertools.product("abA-x", repeat=length)
 ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "position"),
+    [(r"(?i)\p{Lu}", 4), ("x(?i:[[:upper:]])", 6), (r"[^\p{Lu}](?i:a)", 2)],
+)
+def test_classes_the_judge_folds_over_unicode_are_refused_under_ignore_case(
+    pattern: str, position: int
+) -> None:
+    """Under ``(?i)`` the ``regex`` package matches ``\\p{Lu}`` and ``[[:upper:]]``
+    against ``é`` too (its case folding is Unicode's even with ``re.ASCII``)."""
+    with pytest.raises(ConstraintError, match=r"under \(\?i\)") as caught:
+        compile_regex(pattern)
+    assert caught.value.position == position
+
+
+@pytest.mark.parametrize("pattern", [r"\p{Greek}", r"x\p{Nope}"])
+def test_a_property_without_ascii_characters_is_refused(pattern: str) -> None:
+    with pytest.raises(ConstraintError, match="holds no ASCII character"):
+        compile_regex(pattern)
 
 
 def test_an_unknown_posix_class_is_named() -> None:
