@@ -1045,15 +1045,13 @@ reads and ``re`` refuses."""
 def _ascii_class(judge_pattern: str, *, negated: bool) -> str | None:
     """The characters of a class as the judge's ``regex`` package reads it under
     ``re.ASCII`` (ASCII only: POSIX classes as in the C locale, ``\\p{L}`` the
-    ASCII letters), written for inside a set; None where the package does not
-    know the class or it holds no ASCII character."""
+    ASCII letters), written for inside a set (empty if it holds none); None
+    where the package does not know the class."""
     try:
         judge = regex_package.compile(judge_pattern, regex_package.ASCII)
     except regex_package.error:
         return None
     codes = [code for code in range(128) if judge.fullmatch(chr(code))]
-    if not codes:
-        return None
     ranges = normalize(tuple((code, code) for code in codes))
     if negated:
         ranges = complement(ranges)
@@ -1132,7 +1130,9 @@ class _Scanner:
             return None
         kind, name = found.group(1), found.group(2) or found.group(3)
         ranges = _ascii_class(rf"\p{{{name}}}", negated=kind == "P")
-        if ranges is None:
+        if ranges == "" and in_set:  # nothing to add: a surrogate, which no text holds
+            ranges = "\\ud800"
+        if not ranges:
             self._mark(_Feature.UNKNOWN_PROPERTY, *found.span())
         else:
             self.respellings.append((position, found.end(), ranges if in_set else f"[{ranges}]"))
