@@ -31,7 +31,7 @@ except ImportError:  # Python 3.10
     import sre_parse as _parser
 
 MAX_SPELLED_OUT = 64
-"""Patterns one pattern may become: the product of its referenced groups' text counts."""
+"""Alternatives one sequence may become: the product of its referenced groups' text counts."""
 
 Items = Sequence[tuple]
 CharacterSet = Callable[[object, object], Ranges]

@@ -229,7 +229,7 @@ def lookaround_in(pattern: str) -> str | None:
 
 def python_spelling(pattern: str) -> str:
     """The pattern as Python's ``re`` reads what it means (``_Respelled``)."""
-    return _Respelled.of(pattern).text
+    return _Respelled.of(_Scanner(pattern)).text
 
 
 def lookarounds_stay_inside(pattern: str) -> bool:
@@ -391,7 +391,7 @@ def _translate(text: str, index: int | None) -> str:
     unknown = next((m for m in scanner.marks if m.feature in _UNREAD_CLASSES), None)
     if unknown is not None:
         raise _located_error(text, unknown.feature, index)
-    respelled = _Respelled.of(text)
+    respelled = _Respelled.of(scanner)
     classes = any(mark.feature is _Feature.CASELESS_CLASS for mark in scanner.marks)
     if classes and _ignores_case_anywhere(respelled.text):
         raise _located_error(text, _Feature.CASELESS_CLASS, index)
@@ -463,7 +463,7 @@ def _whole_node(tree: _parser.SubPattern) -> Node:
     try:
         return _tree_node(tree)
     except _Rejection as rejection:
-        if rejection.feature not in _MARK_FEATURES or _multiline_anywhere(tree):
+        if rejection.feature not in _MARK_FEATURES or _flag_anywhere(tree, re.MULTILINE):
             raise
         return _spread_tree_node(tree, rejection)
 
@@ -479,11 +479,13 @@ class _Respelled:
     edits: tuple[tuple[int, int, int], ...]  # (start in text, its length there, in the original)
 
     @classmethod
-    def of(cls, original: str) -> _Respelled:
+    def of(cls, scanner: _Scanner) -> _Respelled:
+        """The scanned pattern, respelled where its scanner found other spellings."""
+        original = scanner.text
         parts: list[str] = []
         edits = []
         done = shift = 0
-        for start, end, spelling in _Scanner(original).respellings:
+        for start, end, spelling in scanner.respellings:
             parts += [original[done:start], spelling]
             edits.append((start + shift, len(spelling), end - start))
             shift += len(spelling) - (end - start)
@@ -867,12 +869,9 @@ def _mark(code: object, context: _Context) -> marked_groups.Mark:
     raise ConstraintError(f"unsupported regex anchor {code}")
 
 
-def _multiline_anywhere(tree: _parser.SubPattern) -> bool:
-    """Whether ``(?m)`` applies anywhere: its ``^`` and ``$`` are not marks of the text's ends."""
-    return _flag_anywhere(tree, re.MULTILINE)
-
-
 def _flag_anywhere(tree: _parser.SubPattern, flag: int) -> bool:
+    """Whether ``flag`` applies anywhere (``(?m)``: ``^`` and ``$`` are then not
+    marks of the text's ends; ``(?i)``: see ``_Feature.CASELESS_CLASS``)."""
     if tree.state.flags & flag:
         return True
     stack = [list(tree)]
@@ -1169,9 +1168,9 @@ class _Scanner:
             posix = _POSIX_CLASS.match(text, position)
             if posix:
                 name = posix.group(2)
-                ranges = name in POSIX_CLASSES and _ascii_class(
-                    f"[[:{name}:]]", negated=bool(posix.group(1))
-                )
+                negated = bool(posix.group(1))
+                known = name in POSIX_CLASSES
+                ranges = _ascii_class(f"[[:{name}:]]", negated=negated) if known else None
                 if ranges:
                     self.respellings.append((position, posix.end(), ranges))
                     self._mark(_Feature.CASELESS_CLASS, *posix.span())
