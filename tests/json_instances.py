@@ -244,8 +244,6 @@ def writes(schema: Any) -> bool:
         keywords & {"items", "prefixItems"}
     ):
         return False  # without items, strict xgrammar generates only []
-    if "type" not in schema and keywords & _KIND_KEYWORDS:
-        return False  # the compiler generates only the kinds these keywords describe
     if "oneOf" in keywords:
         return False  # overlapping branches are enforced as a subset (each minus the others)
     if not str(schema.get("$ref", "#")).startswith("#"):
@@ -379,14 +377,9 @@ def _anchored(schema: Any, anchor: str) -> Any:
 
 
 def _implied_type(schema: dict) -> list[str]:
-    if {"properties", "required", "additionalProperties"} & set(schema):
-        return ["object"]
-    if {"items", "prefixItems", "minItems", "maxItems"} & set(schema):
-        return ["array"]
-    if {"pattern", "format", "minLength", "maxLength"} & set(schema):
-        return ["string"]
-    if {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} & set(schema):
-        return ["number"]
+    """Without "type" every kind, each held to its own keywords (scalars where none constrain)."""
+    if _KIND_KEYWORDS & set(schema):
+        return ["null", "boolean", "object", "array", "string", "number"]
     return ["null", "boolean", "integer", "string"]
 
 

@@ -1029,12 +1029,15 @@ def test_source_language_and_kind() -> None:
     assert (constraint.kind, constraint.source_language) == ("json_schema", "json_schema")
 
 
-def test_schema_without_type_generates_the_kind_its_keywords_describe() -> None:
+def test_schema_without_type_allows_every_kind_its_keywords_constrain_their_own() -> None:
+    """JSON Schema's reading: object keywords say nothing about a number or a string."""
     constraint, decoder = _compiled(
-        json.dumps({"properties": {"a": {"type": "integer"}}, "required": ["a"]})
+        json.dumps({"properties": {"a": {"type": "integer"}}, "required": ["a"], "maxLength": 2})
     )
-    assert decoder.accepts('{"a": 1}') and not decoder.accepts("1")
-    assert constraint.judge("1") is None  # valid, just never generated
+    for text in ('{"a": 1}', "1", "null", '"xy"', "[true]"):
+        assert decoder.accepts(text) and constraint.judge(text) is None, text
+    for text in ('{"b": 1}', '{"a": "x"}', '"xyz"'):
+        assert not decoder.accepts(text), text
 
 
 def test_judge_reasons() -> None:
@@ -1740,6 +1743,22 @@ def test_unique_objects_are_kept_apart_by_a_required_open_string() -> None:
     same_name = '[{"name": "a", "on": true}, {"name": "a", "on": false}]'
     assert constraint.judge(same_name) is None and not decoder.accepts(same_name)
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
+
+
+def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe() -> None:
+    """Untyped items with object keywords allow every kind, which the decoder cannot keep
+    apart from objects: they are written as objects, a subset the report names."""
+    untyped = {key: value for key, value in PERSON.items() if key != "type"}
+    constraint, decoder = _compiled(json.dumps({**UNIQUE, "items": untyped}), whole=True)
+    assert json.loads(constraint.value)["x-unique-items-by"] == "name"
+    assert constraint.report is not None
+    (subset,) = constraint.report.subsets
+    assert "written as the objects their keywords describe" in subset.note
+    assert constraint.judge("[1, 2]") is None and not decoder.accepts("[1, 2]")
+    twice = '[{"name": "a", "on": true}, {"name": "a", "on": true}]'
+    assert constraint.judge(twice) is not None and not decoder.accepts(twice)
+    assert decoder.accepts('[{"name": "a", "on": true}, {"name": "b", "on": true}]')
+    _assert_sound(json.dumps({**UNIQUE, "items": untyped, "maxItems": 3}), walks=30, whole=True)
 
 
 @pytest.mark.parametrize(

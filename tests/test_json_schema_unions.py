@@ -128,6 +128,20 @@ def test_branches_that_generate_strings_must_not_match_untyped_objects() -> None
     assert Decoder(compile_json_schema(typed).value).accepts('"a"')
 
 
+def test_kinds_two_untyped_branches_match_whole_are_left_out_of_a_oneof() -> None:
+    """Every string matches both branches, so none satisfies the oneOf (exact); a number
+    below 5 and an object without "a" ({}: strict writes no undeclared member) stay."""
+    schema = {"oneOf": [{"minimum": 5}, {"required": ["a"]}]}
+    constraint = compile_json_schema(schema)
+    decoder = Decoder(constraint.value)
+    for text in ("3", "-1", "{}"):
+        assert constraint.judge(text) is None and decoder.accepts(text), text
+    for text in ('"x"', "null", "true", "[]", "7", '{"a": 1}'):
+        assert constraint.judge(text) is not None and not decoder.accepts(text), text
+    for text in samples(decoder, 30):
+        assert constraint.judge(text) is None, text
+
+
 def test_without_a_discriminator_large_unions_are_compared_only_so_far() -> None:
     # Disjoint by number ranges: provable pair by pair, but 100 branches are
     # more pairs than one oneOf may cost.

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.complement import ALL_KINDS
-from grammar_compiler.json_schema.nodes import Node, Unmergeable, implied_kinds, kind_of, never
+from grammar_compiler.json_schema.nodes import Node, Unmergeable, effective_kinds, kind_of, never
 from grammar_compiler.json_schema.pointers import location
 
 if TYPE_CHECKING:
@@ -53,9 +53,7 @@ def generates_nothing(compiler: Compiler, node: Node) -> bool:
         return all(generates_nothing(compiler, branch) for branch in node.any_of)
     if node.enum is not None or node.ref is not None:
         return False
-    kinds = node.kinds if node.kinds is not None else implied_kinds(node)
-    if kinds is None:
-        return False
+    kinds = effective_kinds(node)
     return not any(_kind_possible(compiler, node, kind, kinds) for kind in kinds)
 
 
@@ -101,8 +99,7 @@ def generated_kinds(compiler: Compiler, node: Node) -> frozenset[str]:
         return frozenset(map(kind_of, node.enum))
     if node.ref is not None or node.never:
         return ALL_KINDS if node.ref is not None else frozenset()
-    kinds = node.kinds if node.kinds is not None else implied_kinds(node)
-    return ALL_KINDS if kinds is None else kinds
+    return effective_kinds(node)
 
 
 def alternatives(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
 from grammar_compiler.json_schema.complement import Complements, contains_counts
-from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, implied_kinds, never
+from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, effective_kinds, never
 from grammar_compiler.json_schema.pointers import location
 
 if TYPE_CHECKING:
@@ -87,15 +87,14 @@ class _Placement:
             return alternatives(self.compiler, branches, node.where, "contains", node.origins)
         if node.ref is not None:
             node = self.compiler.deref(node)
-        kinds = node.kinds if node.kinds is not None else implied_kinds(node)
-        if kinds is not None and "array" not in kinds:
+        if "array" not in effective_kinds(node):
             return node
-        return self._arrays(node, kinds)
+        return self._arrays(node)
 
-    def _arrays(self, node: Node, kinds: frozenset[str] | None) -> Node:
+    def _arrays(self, node: Node) -> Node:
         matching = self._matching_positions(node)
         if len(matching) < self.low:  # no array of this branch can have them
-            others = (kinds if kinds is not None else frozenset(KINDS)) - {"array"}
+            others = effective_kinds(node) - {"array"}
             if others:
                 return replace(node, kinds=others)
             return never(

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
-from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, implied_kinds, never
+from grammar_compiler.json_schema.nodes import Node, Unmergeable, effective_kinds, never
 from grammar_compiler.json_schema.pointers import escape_token
 from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 
@@ -101,7 +101,7 @@ class _Dependency:
         value = node.properties.get(self.trigger) or self.compiler.undeclared(node, self.trigger)
         if generates_nothing(self.compiler, value):
             return node  # the trigger never occurs
-        objects_only = (node.kinds or implied_kinds(node) or frozenset(KINDS)) == {"object"}
+        objects_only = effective_kinds(node) == {"object"}
         if self.trigger in node.required and (self.names or objects_only):
             return self.compiler.merge(node, self.needed, where)  # (a schema applies to objects)
         return None

@@ -12,17 +12,16 @@ decided by grouping instead:
 * everything else is compared pair by pair, at most ``MAX_PAIR_CHECKS``
   times; past that the next pair counts as overlapping.
 
-Branches are compared by what they generate: a branch without ``type``
-whose keywords all concern objects generates only objects (the renderer's
-``implied_kinds``), so what it generates must not match the others, and
-what they generate must not match it; its strings, say, never occur.
+Kinds of which two branches match every value were dropped before
+(``exclusive_one_of.without_shared_kinds``): the strings of two branches
+without ``type`` whose keywords concern objects are not compared.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grammar_compiler.json_schema.nodes import (
@@ -30,7 +29,6 @@ from grammar_compiler.json_schema.nodes import (
     Node,
     Unmergeable,
     effective_kinds,
-    implied_kinds,
     kind_of,
 )
 
@@ -45,8 +43,6 @@ MAX_PAIR_CHECKS = 64 * 63 // 2
 class _Branch:
     index: int  # of the oneOf branch it comes from (an anyOf branch contributes several)
     node: Node  # dereferenced: what it matches
-    generated: Node  # the same, its kinds narrowed to those the renderer generates
-    generates: frozenset[str]
     matches: frozenset[str]
 
     @property
@@ -83,8 +79,7 @@ def _branches(compiler: Compiler, nodes: list[Node]) -> Iterator[_Branch]:
             try:
                 current = compiler.deref(current)
             except Unmergeable:
-                everything = frozenset(KINDS)
-                yield _Branch(index, current, current, everything, everything)
+                yield _Branch(index, current, frozenset(KINDS))
                 continue
             if current.any_of is not None:
                 stack.extend(current.any_of)
@@ -94,11 +89,8 @@ def _branches(compiler: Compiler, nodes: list[Node]) -> Iterator[_Branch]:
 
 def _described(index: int, node: Node) -> _Branch:
     if node.enum is not None:
-        kinds = frozenset(kind_of(value) for value in node.enum)
-        return _Branch(index, node, node, kinds, kinds)
-    generates = node.kinds if node.kinds is not None else implied_kinds(node)
-    generated = node if generates is None else replace(node, kinds=generates)
-    return _Branch(index, node, generated, effective_kinds(generated), effective_kinds(node))
+        return _Branch(index, node, frozenset(kind_of(value) for value in node.enum))
+    return _Branch(index, node, effective_kinds(node))
 
 
 def _same_value(compiler: Compiler, enums: list[_Branch]) -> tuple[int, int] | None:
@@ -115,7 +107,7 @@ def _same_value(compiler: Compiler, enums: list[_Branch]) -> tuple[int, int] | N
 def _candidate_pairs(
     compiler: Compiler, branches: list[_Branch]
 ) -> Iterator[tuple[_Branch, _Branch]]:
-    """Pairs of different indices that one generated value of a shared kind might match.
+    """Pairs of different indices that one value of a shared kind might match.
 
     Enum pairs were compared by value already; object branches with a
     discriminator are compared only within a value.
@@ -125,9 +117,7 @@ def _candidate_pairs(
         sharing = [b for b in branches if kind in b.matches]
         for a, b in _pairs(compiler, kind, sharing):
             key = (id(a), id(b))
-            if a.index == b.index or key in seen:
-                continue
-            if kind in a.generates or kind in b.generates:
+            if a.index != b.index and key not in seen:
                 seen.add(key)
                 yield a, b
 
@@ -180,8 +170,8 @@ def _values_of(compiler: Compiler, node: Node, name: str) -> set[str] | None:
 
 
 def _exclusive(compiler: Compiler, a: _Branch, b: _Branch) -> bool:
-    """What either generates never matches the other (``disjoint`` is conservative)."""
-    return compiler.disjoint(a.generated, b.node) and compiler.disjoint(a.node, b.generated)
+    """No value matches both (``disjoint`` is conservative)."""
+    return compiler.disjoint(a.node, b.node)
 
 
 def _ordered(a: _Branch, b: _Branch) -> tuple[int, int]:

@@ -26,6 +26,7 @@ stays unenforceable: that would drop a branch silently.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import (
@@ -34,14 +35,62 @@ from grammar_compiler.json_schema.branching import (
     generated_kinds,
     generates_nothing,
 )
-from grammar_compiler.json_schema.complement import Complement, Complements
-from grammar_compiler.json_schema.nodes import Node
+from grammar_compiler.json_schema.complement import ALL_KINDS, Complement, Complements
+from grammar_compiler.json_schema.nodes import (
+    Node,
+    Unmergeable,
+    constrained_kinds,
+    effective_kinds,
+)
 
 if TYPE_CHECKING:
     from grammar_compiler.json_schema.normalize import Compiler
 
 MAX_REWRITTEN_BRANCHES = 16
 """Branches a oneOf may have to be rewritten (each is compared with every other)."""
+
+
+def without_shared_kinds(compiler: Compiler, nodes: list[Node], where: str) -> list[Node]:
+    """The branches less the kinds of which two branches match every value.
+
+    Such a value matches both, so no value of that kind satisfies the
+    ``oneOf``: ``oneOf: [{required: [a]}, {required: [b]}]`` holds only for
+    objects, and a 200-member tagged union of branches without ``type`` only
+    for the objects its discriminator tells apart. Exact; done first, so
+    that the comparisons and the rewrite see object branches.
+    """
+    counts = Counter(kind for node in nodes for kind in _every_value_matched(compiler, node))
+    shared = frozenset(kind for kind, branches in counts.items() if branches > 1)
+    if not shared:
+        return nodes
+    excluded = compiler.synthetic({"not": {"anyOf": [_KIND_SCHEMAS[kind] for kind in shared]}})
+    others = Node(where=where, kinds=ALL_KINDS - shared, origins=((excluded, where),))
+    return [conjoin(compiler, node, others, node.where) or node for node in nodes]
+
+
+_KIND_SCHEMAS = {
+    "null": {"type": "null"},
+    "boolean": {"type": "boolean"},
+    "object": {"type": "object"},
+    "array": {"type": "array"},
+    "string": {"type": "string"},
+    "integer": {"type": "integer"},
+    "fraction": {"type": "number", "not": {"type": "integer"}},
+}
+"""Each kind as a schema, for the origin that filters enum values (``Compiler.filter_values``)."""
+
+
+def _every_value_matched(compiler: Compiler, node: Node) -> frozenset[str]:
+    """The kinds of which ``node`` matches every value (none, when unsure)."""
+    try:
+        node = compiler.deref(node)
+    except Unmergeable:
+        return frozenset()
+    if node.any_of is not None:
+        return frozenset().union(*(_every_value_matched(compiler, b) for b in node.any_of))
+    if node.enum is not None or node.never:
+        return frozenset()
+    return effective_kinds(node) - constrained_kinds(node)
 
 
 def rewrite(compiler: Compiler, schemas: list[Any], nodes: list[Node], where: str) -> list | str:

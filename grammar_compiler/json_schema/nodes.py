@@ -146,18 +146,20 @@ def effective_kinds(node: Node) -> frozenset[str]:
     return frozenset(KINDS) if node.kinds is None else node.kinds
 
 
-def implied_kinds(node: Node) -> frozenset[str] | None:
-    """Without "type", the kinds whose keywords are present (users mean those), else None (any).
+def constrained_kinds(node: Node) -> frozenset[str]:
+    """The kinds whose keywords are present ("number" keywords count for both number kinds).
 
-    The renderer generates only these, a subset of what the node allows.
+    Without "type" a node allows every kind, each held only to its own
+    keywords (JSON Schema's reading: ``properties`` says nothing about a
+    number), so the renderer writes each kind; without any such keyword,
+    any value.
     """
     empty = Node()
-    kinds = {
+    return frozenset(
         kind
         for kind, names in KIND_FIELDS.items()
         if any(getattr(node, name) != getattr(empty, name) for name in names)
-    }
-    return frozenset(kinds) or None
+    )
 
 
 def min_optional(a: int | None, b: int | None) -> int | None:

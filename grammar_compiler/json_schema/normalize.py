@@ -54,8 +54,8 @@ from grammar_compiler.json_schema.nodes import (
     Regex,
     Unmergeable,
     children,
+    constrained_kinds,
     effective_kinds,
-    implied_kinds,
     min_optional,
     never,
     tighter_lower,
@@ -404,6 +404,7 @@ class Compiler:
 
     def _one_of(self, branches: list, where: str) -> Node:
         nodes = [self.node(sub, f"{where}/oneOf/{i}") for i, sub in enumerate(branches)]
+        nodes = exclusive_one_of.without_shared_kinds(self, nodes, where)
         overlapping = first_overlap(self, nodes)
         if overlapping is not None:
             rewritten = exclusive_one_of.rewrite(self, branches, nodes, where)
@@ -631,13 +632,15 @@ class Compiler:
             if listed is not None:  # a bounded pattern's strings, kept apart as listed values
                 items = listed
                 distinct = len(listed.enum or ())
-            elif (anchor := unique_anchor(self.definition_of(items))) is not None:
-                self.subset(
-                    "uniqueItems",
-                    where,
+            elif anchor := unique_anchor(meant := _objects_meant(self.definition_of(items))):
+                why = (
                     f"items are kept apart by {anchor!r} and the members before it: two that "
-                    "differ only after it are not both written",
+                    "differ only after it are not both written"
                 )
+                if meant is not self.definition_of(items):
+                    items = meant
+                    why += "; items without type are written as the objects their keywords describe"
+                self.subset("uniqueItems", where, why)
                 distinct = math.inf
             elif _plain_integers(self.definition_of(items)):
                 distinct = _integer_span(self.definition_of(items)) or math.inf
@@ -796,9 +799,7 @@ class Compiler:
         )
         if regexes is None:  # a complement's exclusion and a pattern: strings are left out
             self.losses += 1
-            kinds = merged.kinds if merged.kinds is not None else implied_kinds(merged)
-            kinds = frozenset(KINDS) if kinds is None else kinds
-            return replace(merged, kinds=kinds - {"string"})
+            return replace(merged, kinds=effective_kinds(merged) - {"string"})
         return merged
 
     def _merge_branches(self, a: Node, b: Node, where: str) -> Node:
@@ -1072,7 +1073,7 @@ def unique_anchor(node: Node | None) -> str | None:
     order, so equal objects write the same members before it."""
     if node is None or node.ref is not None or node.any_of is not None or node.enum is not None:
         return None
-    if (node.kinds or implied_kinds(node)) != {"object"}:
+    if effective_kinds(node) != {"object"}:
         return None
     for name, member in node.properties.items():
         open_string = member.kinds == {"string"} and distinct_values(member) == math.inf
@@ -1092,7 +1093,21 @@ def _kinds_written(node: Node | None) -> frozenset[str]:
     """The kinds the renderer writes for ``node`` (absent: any)."""
     if node is None:
         return frozenset(KINDS)
-    return node.kinds if node.kinds is not None else implied_kinds(node) or frozenset(KINDS)
+    return effective_kinds(node)
+
+
+def _objects_meant(node: Node | None) -> Node | None:
+    """Items without ``type`` whose keywords all concern objects, as objects only.
+
+    They allow every other kind too, which a unique array's decoder cannot
+    keep apart from its objects; objects are what such items mean. Other
+    nodes are returned as they are.
+    """
+    if node is None or node.kinds is not None or node.ref is not None or node.any_of is not None:
+        return node
+    if node.enum is not None or constrained_kinds(node) != {"object"}:
+        return node
+    return replace(node, kinds=frozenset({"object"}))
 
 
 def _scalar_items(node: Node | None, where: str) -> Node | None:

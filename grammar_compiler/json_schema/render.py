@@ -21,8 +21,8 @@ from grammar_compiler.json_schema.nodes import (
     Node,
     Regex,
     Unmergeable,
+    constrained_kinds,
     effective_kinds,
-    implied_kinds,
     min_optional,
     tighter_lower,
     tighter_upper,
@@ -162,9 +162,9 @@ class Renderer:
         return self._render_kinds(node)
 
     def _render_kinds(self, node: Node) -> dict | None:
-        kinds = node.kinds if node.kinds is not None else implied_kinds(node)
-        if kinds is None:
+        if node.kinds is None and not constrained_kinds(node):
             return {}
+        kinds = effective_kinds(node)
         types, keywords, alternatives = [], {}, []
         for kind in KINDS:
             if kind in kinds and kind != "fraction":
