@@ -796,6 +796,11 @@ def test_invalid_json_reports_line_and_column() -> None:
             id="ref-cycle",
         ),
         pytest.param(
+            {"$ref": "#/$defs/bool", "$defs": {"bool": False}},
+            "the schema at /$defs/bool is false",
+            id="ref-to-false",
+        ),
+        pytest.param(
             {"type": "string", "pattern": "(?<1year>\\d{4})"},
             "regex at /pattern: unsupported regex feature 'group name",
             id="bad-group-name",

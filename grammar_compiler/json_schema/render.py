@@ -147,8 +147,9 @@ class Renderer:
             return None
         if node.ref is not None:
             if node.ref not in self.alive:
-                target = self.compiler.target_of(node.ref)
-                self._dead(f"the $ref recursion through {location(target)} never ends")
+                definition = self.compiler.definitions[node.ref]
+                target = location(self.compiler.target_of(node.ref))
+                self._dead(definition.never or f"the $ref recursion through {target} never ends")
                 return None
             self._used.append(node.ref)
             return {"$ref": f"#/$defs/{node.ref}"}
