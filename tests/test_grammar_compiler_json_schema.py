@@ -1045,6 +1045,21 @@ def test_schema_without_type_allows_every_kind_its_keywords_constrain_their_own(
         assert not decoder.accepts(text), text
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": ["array", "object"]},
+        {"type": ["object", "string"], "minLength": 2},
+        {"maxItems": 2},
+    ],
+    ids=["with-array", "with-string", "untyped"],
+)
+def test_an_object_without_keywords_stays_open_beside_another_kinds_keywords(schema: dict) -> None:
+    """Strict xgrammar closes an object beside any other keyword ("items" for the array)."""
+    constraint, decoder = _compiled(json.dumps(schema))
+    assert constraint.judge('{"foo": 123}') is None and decoder.accepts('{"foo": 123}')
+
+
 def test_judge_reasons() -> None:
     constraint = compile_json_schema({**OBJ, "properties": {"a": {"type": "integer"}}})
     assert constraint.judge('{"a": "x"}') == "/a: 'x' is not of type 'integer'"

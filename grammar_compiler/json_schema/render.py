@@ -167,6 +167,7 @@ class Renderer:
             return {}
         kinds = effective_kinds(node)
         types, keywords, alternatives = [], {}, []
+        open_object = False
         for kind in KINDS:
             if kind in kinds and kind != "fraction":
                 rendered = self._kind(kind, node, with_fraction="fraction" in kinds)
@@ -177,6 +178,12 @@ class Renderer:
                 else:
                     types.append(rendered[0])
                     keywords.update(rendered[1])
+                    open_object = open_object or rendered == ("object", {})
+        if open_object and keywords:
+            # An object with no keyword of its own is open, but strict xgrammar
+            # closes it beside another kind's keyword ({"type": ["object",
+            # "array"], "items": {}} would only ever write {}).
+            keywords["additionalProperties"] = True
         if types:
             schema = {"type": types[0] if len(types) == 1 else types, **keywords}
             if "string" in types and "pattern" in keywords:
