@@ -142,6 +142,27 @@ def test_kinds_two_untyped_branches_match_whole_are_left_out_of_a_oneof() -> Non
         assert constraint.judge(text) is None, text
 
 
+@pytest.mark.parametrize(
+    "branches",
+    [
+        [{"type": "number", "not": {"multipleOf": 3, "minLength": 2}}, {"type": "integer"}],
+        [{"type": "number", "not": {"multipleOf": 3, "minLength": 2}}, {"required": ["a"]}],
+    ],
+    ids=["typed", "untyped"],
+)
+def test_a_branch_expressed_in_part_is_compared_by_the_kinds_its_schema_allows(
+    branches: list[dict],
+) -> None:
+    """Branch 0's node holds only part of its schema (its ``not`` is a subset), so its node
+    cannot show that 4, which the other branch generates, misses it: 4 matches both."""
+    constraint = compile_json_schema({"oneOf": branches})
+    decoder = Decoder(constraint.value)
+    assert constraint.judge("4") is not None and not decoder.accepts("4")
+    assert constraint.judge("3") is None and decoder.accepts("3")
+    for text in samples(decoder, 30):
+        assert constraint.judge(text) is None, text
+
+
 def test_without_a_discriminator_large_unions_are_compared_only_so_far() -> None:
     # Disjoint by number ranges: provable pair by pair, but 100 branches are
     # more pairs than one oneOf may cost.

@@ -20,7 +20,7 @@ without ``type`` whose keywords concern objects are not compared.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,9 +51,18 @@ class _Branch:
         return self.node.ref is not None
 
 
-def first_overlap(compiler: Compiler, nodes: list[Node]) -> tuple[int, int] | None:
-    """Two branch indices that may both match one generated value, or None if none can."""
+def first_overlap(
+    compiler: Compiler, nodes: list[Node], partial: Mapping[int, frozenset[str]]
+) -> tuple[int, int] | None:
+    """Two branch indices that may both match one generated value, or None if none can.
+
+    ``partial`` maps the branches whose nodes match less than their schemas
+    to the kinds their ``type`` allows (``Compiler.lossy``).
+    """
     branches = list(_branches(compiler, nodes))
+    clash = _partial_clash(branches, partial)
+    if clash is not None:
+        return clash
     opaque = next((b for b in branches if b.opaque), None)
     if opaque is not None:
         other = next((b for b in branches if b.index != opaque.index), None)
@@ -91,6 +100,25 @@ def _described(index: int, node: Node) -> _Branch:
     if node.enum is not None:
         return _Branch(index, node, frozenset(kind_of(value) for value in node.enum))
     return _Branch(index, node, effective_kinds(node))
+
+
+def _partial_clash(
+    branches: list[_Branch], partial: Mapping[int, frozenset[str]]
+) -> tuple[int, int] | None:
+    """A branch whose node matches less than its schema, and another with a kind it allows.
+
+    What the other generates may match that schema beyond the node, which no
+    comparison of nodes can rule out: ``{type: number, not: {multipleOf: 3}}``
+    (its ``not`` expressed in part) beside ``{type: integer}``, 4 matches both.
+    """
+    kinds_of: dict[int, set[str]] = {}
+    for branch in branches:
+        kinds_of.setdefault(branch.index, set()).update(branch.matches)
+    for index, bound in partial.items():
+        for other, kinds in kinds_of.items():
+            if other != index and bound & kinds:
+                return (index, other) if index < other else (other, index)
+    return None
 
 
 def _same_value(compiler: Compiler, enums: list[_Branch]) -> tuple[int, int] | None:

@@ -27,6 +27,7 @@ stays unenforceable: that would drop a branch silently.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import (
@@ -93,8 +94,18 @@ def _every_value_matched(compiler: Compiler, node: Node) -> frozenset[str]:
     return effective_kinds(node) - constrained_kinds(node)
 
 
-def rewrite(compiler: Compiler, schemas: list[Any], nodes: list[Node], where: str) -> list | str:
-    """The branches, each excluding the others' values; or why that cannot be done."""
+def rewrite(
+    compiler: Compiler,
+    schemas: list[Any],
+    nodes: list[Node],
+    where: str,
+    partial: Mapping[int, frozenset[str]],
+) -> list | str:
+    """The branches, each excluding the others' values; or why that cannot be done.
+
+    ``partial``: the branches whose nodes match less than their schemas, and
+    the kinds their ``type`` allows (``exclusive.first_overlap``).
+    """
     if len(nodes) > MAX_REWRITTEN_BRANCHES:
         return f"only a oneOf of at most {MAX_REWRITTEN_BRANCHES} branches is rewritten"
     complements: dict[int, Complement] = {}
@@ -103,7 +114,11 @@ def rewrite(compiler: Compiler, schemas: list[Any], nodes: list[Node], where: st
     for index, node in enumerate(nodes):
         options, lossless = [node], True
         for other, other_node in enumerate(nodes):
-            if other == index or not options or compiler.disjoint(node, other_node):
+            if (
+                other == index
+                or not options
+                or _apart(compiler, node, other_node, partial.get(other))
+            ):
                 continue
             if other not in complements:
                 at = f"{where}/oneOf/{other}"
@@ -119,6 +134,14 @@ def rewrite(compiler: Compiler, schemas: list[Any], nodes: list[Node], where: st
             compiler.subset("oneOf", where, f"branch {index} excludes the others only in part")
         rewritten.extend(options)
     return rewritten
+
+
+def _apart(compiler: Compiler, node: Node, other: Node, other_kinds: frozenset[str] | None) -> bool:
+    """No value of ``node`` matches the other branch: by their nodes, or where the other's
+    node matches less than its schema, by the kinds that schema allows."""
+    if other_kinds is None:
+        return compiler.disjoint(node, other)
+    return not generated_kinds(compiler, node) & other_kinds
 
 
 def _excluding(

@@ -142,6 +142,18 @@ def type_kinds(declared: str | list[str]) -> frozenset[str]:
     return frozenset(kind for name in names for kind in _TYPE_KINDS[name])
 
 
+def declared_kinds(schema: Any) -> frozenset[str]:
+    """The kinds a schema's own ``type`` lets through (every kind without one).
+
+    A bound on what the schema matches, whatever part of it a node expresses.
+    """
+    declared = schema.get("type") if isinstance(schema, dict) else None
+    names = [declared] if isinstance(declared, str) else declared
+    if isinstance(names, list) and all(name in _TYPE_KINDS for name in names):
+        return type_kinds(names)
+    return frozenset(KINDS)
+
+
 def effective_kinds(node: Node) -> frozenset[str]:
     return frozenset(KINDS) if node.kinds is None else node.kinds
 

@@ -55,6 +55,7 @@ from grammar_compiler.json_schema.nodes import (
     Unmergeable,
     children,
     constrained_kinds,
+    declared_kinds,
     effective_kinds,
     min_optional,
     never,
@@ -116,6 +117,7 @@ class Compiler:
         self._synthetic: dict[int, Any] = {}
         self.losses = 0  # values a merge had to leave out (``joined_regexes``)
         self.subsets: dict[tuple[str, str], str] = {}  # (keyword, where) -> what its rewrite loses
+        self._lossy_definitions: set[str] = set()  # built while values were lost (``loss_mark``)
         self.optional_cap = MAX_OPTIONAL_PROPERTIES  # optional properties an object writes (size)
         self.uses_unevaluated = '"unevaluated' in json.dumps(document)  # (a safe overestimate)
         self._union_labels: dict[int, tuple[Node, str]] = {}
@@ -172,6 +174,31 @@ class Compiler:
         naming that keyword, not just called unsatisfiable.
         """
         self.subsets.setdefault((keyword, where), why)
+
+    def loss_mark(self) -> tuple[int, int]:
+        """Changes whenever a node built from here on leaves out values its schema allows."""
+        return len(self.subsets), self.losses
+
+    def lossy(self, node: Node, mark: tuple[int, int]) -> bool:
+        """Whether ``node``, built since ``mark``, may match less than its schema.
+
+        Values were lost while building it, or it reaches a definition
+        built that way (earlier, so the mark did not see it).
+        """
+        if self.loss_mark() != mark:
+            return True
+        seen: set[str] = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.ref is not None:
+                if current.ref in self._lossy_definitions:
+                    return True
+                if current.ref not in seen and current.ref in self.definitions:
+                    seen.add(current.ref)
+                    stack.append(self.definitions[current.ref])
+            stack.extend(children(current))
+        return False
 
     def ignore(self, keyword: str, where: str, why: str) -> None:
         """An annotation the compiler drops (it constrains nothing): reported, never refused."""
@@ -380,10 +407,13 @@ class Compiler:
             name = self._names[(target, scope)] = self._new_name(target)
             self._in_progress.add(name)
             outer, self._scope = self._scope, scope
+            mark = self.loss_mark()
             try:
                 self.definitions[name] = self.node(schema, target)
             finally:
                 self._scope = outer
+            if self.loss_mark() != mark:
+                self._lossy_definitions.add(name)
             self._in_progress.discard(name)
         return Node(where=where, ref=name, origins=((schema, target),))
 
@@ -403,11 +433,16 @@ class Compiler:
         return self._union(nodes, where, (({"anyOf": branches}, where),))
 
     def _one_of(self, branches: list, where: str) -> Node:
-        nodes = [self.node(sub, f"{where}/oneOf/{i}") for i, sub in enumerate(branches)]
+        nodes, partial = [], {}
+        for i, sub in enumerate(branches):
+            mark = self.loss_mark()
+            nodes.append(self.node(sub, f"{where}/oneOf/{i}"))
+            if self.lossy(nodes[-1], mark):
+                partial[i] = declared_kinds(sub)
         nodes = exclusive_one_of.without_shared_kinds(self, nodes, where)
-        overlapping = first_overlap(self, nodes)
+        overlapping = first_overlap(self, nodes, partial)
         if overlapping is not None:
-            rewritten = exclusive_one_of.rewrite(self, branches, nodes, where)
+            rewritten = exclusive_one_of.rewrite(self, branches, nodes, where, partial)
             if isinstance(rewritten, str):
                 self.unenforceable(
                     "oneOf",
