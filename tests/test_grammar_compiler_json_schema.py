@@ -801,6 +801,19 @@ def test_invalid_json_reports_line_and_column() -> None:
             id="ref-to-false",
         ),
         pytest.param(
+            {"$ref": "#/$defs/D", "$defs": {"D": {"minimum": 1, "$ref": "#/$defs/D"}}},
+            "the reference at /$defs/D/$ref leads back to /$defs/D without going into the value",
+            id="ref-to-itself-beside-keywords",
+        ),
+        pytest.param(
+            {
+                "items": {"$ref": "#/$defs/D"},
+                "$defs": {"D": {"anyOf": [True, {"$ref": "#/$defs/D"}]}},
+            },
+            "the reference at /$defs/D/anyOf/1/$ref leads back to /$defs/D",
+            id="ref-to-itself-in-anyOf",
+        ),
+        pytest.param(
             {"type": "string", "pattern": "(?<1year>\\d{4})"},
             "regex at /pattern: unsupported regex feature 'group name",
             id="bad-group-name",
@@ -1058,6 +1071,23 @@ def test_an_object_without_keywords_stays_open_beside_another_kinds_keywords(sch
     """Strict xgrammar closes an object beside any other keyword ("items" for the array)."""
     constraint, decoder = _compiled(json.dumps(schema))
     assert constraint.judge('{"foo": 123}') is None and decoder.accepts('{"foo": 123}')
+
+
+def test_pattern_properties_beside_another_schemas_additional_properties_take_them_too() -> None:
+    """A name ^a matches is undeclared in the allOf's schema, which asks its
+    additionalProperties of it: false leaves no such name, a schema holds its value."""
+    closed = {"patternProperties": {"^a": {}}, "allOf": [{"additionalProperties": False}]}
+    constraint, decoder = _compiled(json.dumps(closed))
+    assert constraint.judge('{"ab": 1}') is not None and not decoder.accepts('{"ab": 1}')
+    assert decoder.accepts("{}")
+    bounded = {
+        "type": "object",
+        "patternProperties": {"^a": {"type": "integer"}},
+        "allOf": [{"additionalProperties": {"type": "integer", "minimum": 5}}],
+    }
+    constraint, decoder = _compiled(json.dumps(bounded))
+    assert constraint.judge('{"ab": 1}') is not None and not decoder.accepts('{"ab": 1}')
+    assert constraint.judge('{"ab": 7}') is None and decoder.accepts('{"ab": 7}')
 
 
 def test_judge_reasons() -> None:

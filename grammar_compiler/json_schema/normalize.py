@@ -70,6 +70,7 @@ from grammar_compiler.json_schema.numbers import (
     guard_numbers,
 )
 from grammar_compiler.json_schema.pointers import escape_token, location
+from grammar_compiler.json_schema.ref_cycles import refuse_in_place_cycles
 from grammar_compiler.json_schema.refs import RefIndex, RemoteRef, references_in
 from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
 from grammar_compiler.regex_emit import always_extendable, finite_texts
@@ -104,6 +105,7 @@ class Compiler:
         self.decoder_guard = decoder_guard
         self.guard_numbers = guard_numbers(document)
         self.index = RefIndex(document, draft)
+        refuse_in_place_cycles(self.index, draft)
         self.validator = validator_for(document, draft.validator_class)
         self.definitions: dict[str, Node] = {}
         self._names: dict[tuple[str, DynamicScope | None], str] = {}  # target -> definition
@@ -907,11 +909,33 @@ class Compiler:
             "properties": properties,
             "required": a.required | b.required,
             "additional": self._merge_optional(a.additional, b.additional, where),
-            "pattern_properties": a.pattern_properties + b.pattern_properties,
+            "pattern_properties": self._patterns_beside(a, b, where)
+            + self._patterns_beside(b, a, where),
             "property_names": self._merge_optional(a.property_names, b.property_names, where),
             "min_properties": max(a.min_properties, b.min_properties),
             "max_properties": min_optional(a.max_properties, b.max_properties),
         }
+
+    def _patterns_beside(self, node: Node, other: Node, where: str) -> tuple[tuple[str, Node], ...]:
+        """``node``'s patternProperties where ``other`` holds too.
+
+        A name one of them matches is not declared in ``other`` (declared
+        names are merged as properties), so ``other`` asks its
+        ``additionalProperties`` of it unless one of its own patterns
+        matches it; asking it always is more than needed there (a subset).
+        """
+        if other.additional is None or not node.pattern_properties:
+            return node.pattern_properties
+        if other.pattern_properties:
+            self.subset(
+                "patternProperties",
+                where,
+                "a name both schemas' patterns match is held to additionalProperties too",
+            )
+        return tuple(
+            (pattern, self._merge(sub, other.additional, where))
+            for pattern, sub in node.pattern_properties
+        )
 
     def _merge_optional(self, a: Node | None, b: Node | None, where: str) -> Node | None:
         if a is None or b is None:
