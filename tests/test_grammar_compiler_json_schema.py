@@ -1090,6 +1090,39 @@ def test_pattern_properties_beside_another_schemas_additional_properties_take_th
     assert constraint.judge('{"ab": 7}') is None and decoder.accepts('{"ab": 7}')
 
 
+@pytest.mark.parametrize(
+    ("names", "good", "bad"),
+    [
+        ({"$ref": "#/$defs/D"}, "{}", '{"ab": 1}'),  # D: arrays, so no name at all
+        ({"anyOf": [{"type": "integer"}, {"pattern": "^a"}]}, '{"ab": 1}', '{"1": 1}'),
+        ({"enum": [1, "ab"]}, '{"ab": 1}', '{"1": 1}'),
+    ],
+    ids=["ref-to-non-strings", "anyOf", "enum-with-a-number"],
+)
+def test_property_names_are_the_strings_their_schema_allows(
+    names: dict, good: str, bad: str
+) -> None:
+    schema = {"type": "object", "propertyNames": names, "$defs": {"D": {"type": "array"}}}
+    constraint, decoder = _compiled(json.dumps(schema))
+    assert constraint.judge(good) is None and decoder.accepts(good)
+    assert constraint.judge(bad) is not None and not decoder.accepts(bad)
+    _assert_sound(json.dumps(schema), walks=20)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_unevaluated_items_apply_to_the_items_a_unique_array_narrows(typed: bool) -> None:
+    """Without items, uniqueItems narrows them to kept-apart scalars; no user schema
+    evaluated them, so unevaluatedItems: false still leaves only []."""
+    schema = {
+        "uniqueItems": True,
+        "unevaluatedItems": False,
+        **({"type": "array"} if typed else {}),
+    }
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    assert decoder.accepts("[]")
+    assert constraint.judge('["a"]') is not None and not decoder.accepts('["a"]')
+
+
 def test_judge_reasons() -> None:
     constraint = compile_json_schema({**OBJ, "properties": {"a": {"type": "integer"}}})
     assert constraint.judge('{"a": "x"}') == "/a: 'x' is not of type 'integer'"

@@ -684,6 +684,8 @@ class Compiler:
             elif (scalars := _scalar_items(self.definition_of(items), where)) is not None:
                 if effective_kinds(scalars) != _kinds_written(self.definition_of(items)):
                     self.subset("uniqueItems", where, _SCALAR_ITEMS_WHY)
+                if items is None:  # no user's schema evaluates these items (unevaluatedItems)
+                    scalars = replace(scalars, origins=((self.synthetic({}), where),))
                 items, distinct = scalars, math.inf
         if unique and self.decoder_guard and prefix:
             tail = None if items is None else self.definition_of(items)

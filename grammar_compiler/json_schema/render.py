@@ -542,7 +542,10 @@ class Renderer:
             keywords["additionalProperties"] = False
             open_ended = False
         if open_ended and node.property_names is not None:
-            names = self.render(_as_string(node.property_names))
+            try:
+                names = self.render(self._as_string(node.property_names))
+            except Unmergeable:
+                names = None
             if names is not None and properties:  # every declared name passes propertyNames
                 self.compiler.subset("propertyNames", node.where, "no undeclared name")
             if names is None or properties:
@@ -600,7 +603,7 @@ class Renderer:
                 self.compiler.synthetic({"type": "string", "pattern": joined}), where
             )
             if node.property_names is not None:
-                names = self.compiler.both(names, _as_string(node.property_names), where)
+                names = self.compiler.both(names, self._as_string(node.property_names), where)
             values = node.pattern_properties[0][1]
             for _, schema in node.pattern_properties[1:]:
                 values = self.compiler.both(values, schema, where)
@@ -649,6 +652,20 @@ class Renderer:
             return False
         return True if rendered == {} else rendered
 
+    def _as_string(self, names: Node) -> Node:
+        """``propertyNames`` as the strings it allows, a ``$ref`` followed and an ``anyOf``
+        distributed (an enum's other values left out: a name is a string).
+
+        Raises:
+            Unmergeable: where that cannot be expressed.
+        """
+        strings = Node(
+            where=names.where,
+            kinds=frozenset({"string"}),
+            origins=((self.compiler.synthetic({"type": "string"}), names.where),),
+        )
+        return self.compiler.both(names, strings, names.where)
+
     def _name_check(self, node: Node):
         if node.property_names is None:
             return lambda name: True
@@ -658,7 +675,10 @@ class Renderer:
     def _endless_names(self, node: Node) -> bool:
         """Whether every undeclared name the object may take can always be made
         longer (``distinct_values``): ``propertyNames`` and each pattern."""
-        names = [] if node.property_names is None else [_as_string(node.property_names)]
+        try:
+            names = [] if node.property_names is None else [self._as_string(node.property_names)]
+        except Unmergeable:
+            return False
         for pattern, _ in node.pattern_properties:
             try:
                 regex = Regex(ecma_regex.parse_pattern(pattern), "pattern", node.where)
@@ -719,11 +739,6 @@ def _enum_schema(values: tuple[Any, ...]) -> dict:
 
 def _plain_fraction(value: Any) -> bool:
     return isinstance(value, float) and not value.is_integer() and "e" not in repr(value)
-
-
-def _as_string(node: Node) -> Node:
-    kinds = frozenset({"string"}) if node.kinds is None else node.kinds & {"string"}
-    return replace(node, kinds=kinds)
 
 
 def _cap(value: int | None) -> float:
