@@ -88,7 +88,7 @@ REGEXES = {
 SCHEMAS = {
     "self_ref": (
         {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
-        "recursion through /$defs/a never ends",
+        "the reference at /$defs/a/$ref leads back to /$defs/a",
     ),
     "doubling_refs": (_doubling_refs(30), "MAX_SHORTEST_OUTPUT"),
     "deep_nesting": (_deep_schema(200), "nests deeper than 64 levels"),
