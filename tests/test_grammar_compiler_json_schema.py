@@ -1123,6 +1123,26 @@ def test_unevaluated_items_apply_to_the_items_a_unique_array_narrows(typed: bool
     assert constraint.judge('["a"]') is not None and not decoder.accepts('["a"]')
 
 
+@pytest.mark.parametrize(
+    ("keywords", "good", "bad"),
+    [
+        ({"contains": {"type": "integer"}}, "[1]", "[]"),
+        ({"unevaluatedProperties": False}, "{}", '{"a": 1}'),
+    ],
+    ids=["contains", "unevaluatedProperties"],
+)
+def test_keywords_beside_a_ref_to_a_union_reach_every_branch(
+    keywords: dict, good: str, bad: str
+) -> None:
+    """The $ref is followed before the union is distributed (it was applied to the
+    union node itself, where a union carries nothing else, and lost)."""
+    union = {"anyOf": [{"type": "string"}, {"type": "object"}, {"type": "array"}]}
+    schema = {"$ref": "#/$defs/D", **keywords, "$defs": {"D": union}}
+    constraint, decoder = _compiled(json.dumps(schema))
+    assert constraint.judge(good) is None and decoder.accepts(good)
+    assert constraint.judge(bad) is not None and not decoder.accepts(bad)
+
+
 def test_judge_reasons() -> None:
     constraint = compile_json_schema({**OBJ, "properties": {"a": {"type": "integer"}}})
     assert constraint.judge('{"a": "x"}') == "/a: 'x' is not of type 'integer'"

@@ -80,13 +80,13 @@ class _Placement:
         self.rejected_origin = compiler.synthetic({"not": contains})
 
     def apply(self, node: Node) -> Node:
+        if node.ref is not None:  # first: the definition may be a union
+            node = self.compiler.deref(node)
         if node.enum is not None or node.never:
             return node  # an enum was filtered by contains already
         if node.any_of is not None:
             branches = [self.apply(branch) for branch in node.any_of]
             return alternatives(self.compiler, branches, node.where, "contains", node.origins)
-        if node.ref is not None:
-            node = self.compiler.deref(node)
         if "array" not in effective_kinds(node):
             return node
         return self._arrays(node)

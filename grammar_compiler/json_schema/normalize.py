@@ -509,13 +509,13 @@ class Compiler:
     def _apply_unevaluated(self, node: Node, keyword: str, rest: Node) -> Node:
         """``rest`` for what no user subschema evaluates: undeclared names and items, and
         those only a rewrite's complement declares (``synthetic``)."""
+        if node.ref is not None:  # first: the definition may be a union
+            node = self.deref(node)
         if node.never or node.enum is not None:
             return node
         if node.any_of is not None:
             branches = tuple(self._apply_unevaluated(b, keyword, rest) for b in node.any_of)
             return replace(node, any_of=branches)
-        if node.ref is not None:
-            node = self.deref(node)
         if keyword == "unevaluatedProperties":
             properties = {
                 name: sub if self._evaluated(sub) else self._merge(sub, rest, node.where)
