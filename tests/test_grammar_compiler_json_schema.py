@@ -1109,6 +1109,23 @@ def test_property_names_are_the_strings_their_schema_allows(
     _assert_sound(json.dumps(schema), walks=20)
 
 
+def test_declared_names_pass_property_names_that_merged_to_no_string_at_all() -> None:
+    """The root allows names a and b, the branch's D allows no string (a oneOf of {} and
+    strings leaves non-strings): merged, nothing is left, and the required c with it."""
+    schema = {
+        "propertyNames": {"enum": ["a", "b"]},
+        "required": ["c"],
+        "oneOf": [
+            {"type": "object", "propertyNames": {"$ref": "#/$defs/D"}},
+            {"const": None},
+        ],
+        "$defs": {"D": {"oneOf": [{}, {"type": "string"}]}},
+    }
+    constraint, decoder = _compiled(json.dumps(schema))
+    assert constraint.judge('{"c": 1}') is not None and not decoder.accepts('{"c": 1}')
+    assert constraint.judge("null") is None and decoder.accepts("null")
+
+
 @pytest.mark.parametrize("typed", [True, False])
 def test_unevaluated_items_apply_to_the_items_a_unique_array_narrows(typed: bool) -> None:
     """Without items, uniqueItems narrows them to kept-apart scalars; no user schema

@@ -14,6 +14,7 @@ import xgrammar
 
 from grammar_compiler import ecma_regex
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.json_schema.branching import generates_nothing
 from grammar_compiler.json_schema.complement import intersected, unwritable
 from grammar_compiler.json_schema.nodes import (
     KINDS,
@@ -667,8 +668,17 @@ class Renderer:
         return self.compiler.both(names, strings, names.where)
 
     def _name_check(self, node: Node):
+        """Whether ``propertyNames`` lets a declared name through: by the schemas it came
+        from, and none where it allows no string at all (merged to nothing, it keeps no
+        schema to ask)."""
         if node.property_names is None:
             return lambda name: True
+        try:
+            no_names = generates_nothing(self.compiler, self._as_string(node.property_names))
+        except Unmergeable:
+            no_names = False
+        if no_names:
+            return lambda name: False
         origins = node.property_names.origins
         return lambda name: bool(self.compiler.filter_values([name], origins, node.where))
 
