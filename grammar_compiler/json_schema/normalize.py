@@ -189,6 +189,8 @@ class Compiler:
         """
         if self.loss_mark() != mark:
             return True
+        if not self._lossy_definitions:  # the common case: nothing to look for
+            return False
         seen: set[str] = set()
         stack = [node]
         while stack:

@@ -72,6 +72,7 @@ class Renderer:
         # A string pattern -> each schema rendered with it (a stand-in) and
         # that schema's other types, if any (``_shared_string``).
         self._string_uses: dict[str, list[tuple[dict, dict | None]]] = {}
+        self.compiler.synthetic(_STRING)  # the origin that keeps names to strings (_as_string)
 
     def render_document(self, root: Node) -> dict:
         dead: set[str] = set()
@@ -661,9 +662,7 @@ class Renderer:
             Unmergeable: where that cannot be expressed.
         """
         strings = Node(
-            where=names.where,
-            kinds=frozenset({"string"}),
-            origins=((self.compiler.synthetic({"type": "string"}), names.where),),
+            where=names.where, kinds=frozenset({"string"}), origins=((_STRING, names.where),)
         )
         return self.compiler.both(names, strings, names.where)
 
@@ -749,6 +748,10 @@ def _enum_schema(values: tuple[Any, ...]) -> dict:
 
 def _plain_fraction(value: Any) -> bool:
     return isinstance(value, float) and not value.is_integer() and "e" not in repr(value)
+
+
+_STRING = {"type": "string"}
+"""What a property name is, as the origin ``_as_string`` filters enum values with."""
 
 
 def _cap(value: int | None) -> float:
