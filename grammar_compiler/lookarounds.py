@@ -98,10 +98,10 @@ class Lookbehind:
     start: int
 
     def kept_in_place(self, items: list) -> bool:
-        """Whether, ending ``items``, it is applied where it stands: ``(?<!-)`` on a
-        sequence without lookaheads is cut on the tree (``ending_with``), so counts
-        before it stay counts; otherwise it becomes a lookahead (``at_the_end``)."""
-        return isinstance(self.node, Chars) and not any(isinstance(i, Lookahead) for i in items)
+        """Whether, ending ``items``, it is applied where it stands: on a sequence
+        without lookaheads all the text lies before it (``_looked_behind``: counts
+        before it stay counts); otherwise it becomes a lookahead (``at_the_end``)."""
+        return not any(isinstance(i, Lookahead) for i in items)
 
     def at_the_end(self, anything: Node) -> Lookahead:
         """Ending the text, it says what the whole text must (not) end with:
@@ -211,16 +211,13 @@ def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) ->
                 "no text satisfies the lookbehind", lookbehind.start, unsatisfiable=True
             )
         return cut
-    ending = Seq((_ANY_CHARACTERS, lookbehind.node))
     combine = regex_automaton.difference if lookbehind.negative else regex_automaton.intersection
-    counted = _count_over_one_set(before)  # [a-z0-9-]{1,63}: cut S*, then count again
+    counted = _count_over_one_set(before)
     try:
         if counted is None:
-            cut = combine(before, ending)
+            cut = combine(before, Seq((_ANY_CHARACTERS, lookbehind.node)))
         else:
-            base, low, high = counted
-            cut = combine(base, ending)
-            cut = None if cut is None else restrict_length(cut, low, high)
+            cut = _counted_behind(lookbehind, before, counted)
     except regex_automaton.TooComplex as error:
         raise LookaroundError(
             f"the lookbehind cannot be written as one regex: {error}", lookbehind.start
@@ -230,6 +227,45 @@ def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) ->
             "no text satisfies the lookbehind", lookbehind.start, unsatisfiable=True
         )
     return cut
+
+
+def _counted_behind(
+    lookbehind: Lookbehind, before: Node, counted: tuple[Node, int, int | None]
+) -> Node | None:
+    """``S{m,n}`` before a lookbehind of more than one character, cut to what it allows.
+
+    A lookbehind at most ``w`` characters long sees only the last ``w``: a text
+    of ``w`` or more is ``S{m-w,n-w}`` then ``w`` characters the lookbehind
+    allows, a shorter one is allowed or not as a whole. Both automata are as
+    small as ``w``, so this is exact at any count (``[a-z0-9-]{1,63}(?<!--)``).
+    A lookbehind of no bounded length (ECMA's ``(?<=a.*)``) has the count tried
+    inside the automata (exact), and where that is too large ``S*`` cut and
+    the count folded back with ``restrict_length``, which may keep only some
+    of the lengths.
+    """
+    combine = regex_automaton.difference if lookbehind.negative else regex_automaton.intersection
+    ending = Seq((_ANY_CHARACTERS, lookbehind.node))
+    base, low, high = counted
+    assert isinstance(base, Repeat)
+    _, width = length_bounds(lookbehind.node)
+    if width is None:
+        try:
+            return combine(before, ending, max_size=EXACT_COUNT_TREE)
+        except regex_automaton.TooComplex:
+            cut = combine(base, ending)
+            return None if cut is None else restrict_length(cut, low, high)
+    options = []
+    if high is None or high >= width:
+        last = combine(Repeat(base.item, width, width), ending)
+        if last is not None:
+            lead = Repeat(base.item, max(low - width, 0), None if high is None else high - width)
+            options.append(Seq((lead, last)))
+    short_high = width - 1 if high is None else min(high, width - 1)
+    if low <= short_high:
+        short = combine(Repeat(base.item, low, short_high), ending)
+        if short is not None:
+            options.append(short)
+    return None if not options else options[0] if len(options) == 1 else Alt(tuple(options))
 
 
 def _one_character(lookahead: Lookahead, rest: Node) -> tuple[Ranges, bool] | None:

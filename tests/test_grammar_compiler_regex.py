@@ -508,6 +508,29 @@ def test_lookbehinds_inside_the_pattern_cut_what_precedes_them(
     _assert_agrees(pattern, good, bad)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "letters"),
+    [
+        (r".{0,3}(?<=11) ", "1x "),
+        (r".{0,3}(?<=[a-b1]\d)\ +", "a1 "),
+        (r"[^a]{0,3}(?<![^a][ab])B", "ab B"),
+        (r"[a-b1]{2,}(?<![ab][ab])\s1", "a1 "),
+        (r"[a-z0-9-]{1,63}(?<!--)", "a-"),
+        (r"[a-z0-9-]{1,63}(?<!--)(\.[a-z0-9-]+)*", "a-."),
+        (r"\w{2,40}(?<=_x|y)", "_xy"),
+        (r"\d{1,30}(?<!00)-", "01-"),
+    ],
+)
+def test_a_lookbehind_after_a_count_keeps_every_length(pattern: str, letters: str) -> None:
+    """A lookbehind of more than one character after ``S{m,n}`` sees only its last
+    characters, so every length stays (``x11`` for ``.{0,3}(?<=11)``), however
+    large the count; checked on every text of up to 6 of the letters."""
+    xgrammar = _Xgrammar(pattern)
+    for length in range(7):
+        for text in map("".join, itertools.product(letters, repeat=length)):
+            assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
+
+
 def test_a_lookbehind_that_could_see_past_a_lookahead_is_refused() -> None:
     with pytest.raises(ConstraintError, match="may look back past a lookahead"):
         compile_regex(r"a(?=b)b(?<=ab)c")
