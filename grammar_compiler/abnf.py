@@ -48,6 +48,7 @@ from grammar_compiler.cfg_tree import (
     caseless,
     check_output_size,
     check_size,
+    check_unit_cycles,
     choice_of,
     productive_rules,
     references,
@@ -115,6 +116,7 @@ def read_abnf(text: str) -> Grammar:
     grammar = Grammar(rules, start)
     if start not in productive_rules(grammar):
         raise reader.error(unfinishable_message(repr(start)), reader.rule_offsets[start])
+    check_unit_cycles(grammar)
     check_output_size(grammar)
     return grammar
 

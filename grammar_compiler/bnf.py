@@ -53,6 +53,7 @@ from grammar_compiler.cfg_tree import (
     Text,
     check_output_size,
     check_size,
+    check_unit_cycles,
     productive_rules,
     sequence_of,
     unfinishable_message,
@@ -101,6 +102,7 @@ def read_bnf(text: str) -> Grammar:
     grammar = Grammar(bodies, start)
     if start not in productive_rules(grammar):
         raise reader.error(unfinishable_message(f"<{start}>"), reader.rule_offsets[start])
+    check_unit_cycles(grammar)
     check_output_size(grammar)
     return grammar
 

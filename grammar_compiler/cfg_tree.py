@@ -226,6 +226,48 @@ def _productive(node: Node, done: set[str]) -> bool:
     return True
 
 
+def check_unit_cycles(grammar: Grammar) -> None:
+    """Refuses rules that are each only another one, repeated or not, in a cycle
+    (``r ::= r{0,2}``, ``a ::= b{2}`` with ``b ::= (a)``): such rules match the
+    empty text at most, and xgrammar 0.2.8 crashes (a segmentation fault, in
+    the decoder) compiling some of them.
+
+    Raises:
+        ConstraintError: naming the rules of the cycle.
+    """
+    targets = {name: _unit_target(body) for name, body in grammar.rules.items()}
+    finished: set[str] = set()
+    for first in grammar.rules:
+        path: list[str] = []
+        name: str | None = first
+        while name is not None and name not in finished and name not in path:
+            path.append(name)
+            name = targets.get(name)
+        if name is not None and name in path:
+            cycle = path[path.index(name) :]
+            what = (
+                f"rule {name} is only itself (repeated or not), so it matches"
+                if len(cycle) == 1
+                else f"rules {' -> '.join([*cycle, name])} are each only the next one "
+                "(repeated or not), so they match"
+            )
+            raise ConstraintError(f"{what} nothing but the empty text: write that text instead")
+        finished.update(path)
+
+
+def _unit_target(node: Node) -> str | None:
+    """The rule a body is nothing but (in a group, repeated or not), else None."""
+    while True:
+        if isinstance(node, Sequence) and len(node.items) == 1:
+            node = node.items[0]
+        elif isinstance(node, Choice) and len(node.options) == 1:
+            node = node.options[0]
+        elif isinstance(node, Repeat):
+            node = node.item
+        else:
+            return node.name if isinstance(node, Ref) else None
+
+
 def check_output_size(grammar: Grammar) -> None:
     """Refuses a grammar with a rule or part no text within ``MAX_SHORTEST_OUTPUT`` satisfies.
 

@@ -44,6 +44,7 @@ from grammar_compiler.cfg_tree import (
     Text,
     check_output_size,
     check_size,
+    check_unit_cycles,
     lines,
     productive_rules,
     unfinishable_message,
@@ -91,6 +92,7 @@ def read_gbnf(text: str) -> tuple[Grammar, str]:
     grammar = Grammar(rules, ROOT)
     if ROOT not in productive_rules(grammar):
         raise reader.error(unfinishable_message("'root'"), reader.rule_offsets[ROOT])
+    check_unit_cycles(grammar)
     check_output_size(grammar)
     canonical = reader.rewritten()
     _confirm_with_xgrammar(canonical, reader)

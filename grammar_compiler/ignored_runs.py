@@ -32,6 +32,7 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Text,
     choice_of,
+    merge_ranges,
     sequence_of,
 )
 from grammar_compiler.code_points import complement, intersect
@@ -41,6 +42,7 @@ from grammar_compiler.token_edges import (
     first_characters,
     overlap,
     positive_ranges,
+    starting_with,
 )
 
 EVERY_CHARACTER: Ranges = ((0, MAX_CODE_POINT),)
@@ -93,6 +95,28 @@ class IgnoredRuns:
         if known is None:
             known = self._runs[may_end] = self._write_run(may_end, f"ignored:{len(self._runs)}")
         return known
+
+    def preceding(self, follower: str | None, body: Node, first: Ranges) -> Node:
+        """``body`` (terminal ``follower``'s rule, or embedded JSON: None) after the
+        ignored run that may stand before it.
+
+        Where only some of the follower's first characters would continue an
+        ignored token (``/[a ]/`` after ``%ignore / +/``), the run before it
+        would be cut for all of them; the matches that start with one of the
+        others are written apart, after a run that may end anywhere
+        (``" a"``: a space skipped, then ``a``).
+        """
+        whole = sequence_of([Ref(self.rule_before(follower, first)), body])
+        if follower is None:
+            return whole
+        continuing = [span for name in self.ignored for span in self.continuing[name]]
+        ending = intersect(first, complement(merge_ranges(continuing)))
+        if not ending or ending == first:
+            return whole
+        cut = starting_with(self.bodies[follower], ending)
+        if cut is None:
+            return whole
+        return choice_of([whole, sequence_of([Ref(self.rule_before(follower, ending)), cut])])
 
     def _continues(self, before: str, after: str | None, first: Ranges) -> bool:
         """Whether a complete ``before`` token could run on into ``after``."""

@@ -51,6 +51,7 @@ from grammar_compiler.cfg_tree import (
     Text,
     check_output_size,
     check_size,
+    check_unit_cycles,
     choice_of,
     merge_ranges,
     productive_rules,
@@ -115,6 +116,7 @@ def read_iso_ebnf(text: str, *, w3c: bool = False) -> Grammar:
     grammar = Grammar(resolved, start)
     if start not in productive_rules(grammar):
         raise reader.error(unfinishable_message(repr(start)), reader.rule_offsets[start])
+    check_unit_cycles(grammar)
     check_output_size(grammar)
     return grammar
 

@@ -95,6 +95,7 @@ from grammar_compiler.cfg_tree import (
     caseless,
     check_output_size,
     check_size,
+    check_unit_cycles,
     choice_of,
     sequence_of,
 )
@@ -155,6 +156,7 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
         grammar = _Translation(parser, source, dialect).grammar()
     except ConstraintError as err:
         raise dialect.relocated(err) from None
+    check_unit_cycles(grammar)
     check_output_size(grammar)
     return CanonicalConstraint(
         kind="ebnf",
@@ -520,7 +522,7 @@ class _Translation:
         )
         for rule, (follower, body) in self.preceded.items():
             first = EVERY_CHARACTER if follower is None else first_characters(self.bodies[follower])
-            self.rules[rule] = Sequence((Ref(self.runs.rule_before(follower, first)), body))
+            self.rules[rule] = self.runs.preceding(follower, body, first)
 
     def terminal(self, name: str) -> str:
         """The name of the rule matching terminal ``name`` alone, defined on first use."""

@@ -26,8 +26,11 @@ from grammar_compiler.cfg_tree import (
     Repeat,
     Sequence,
     Text,
+    choice_of,
     merge_ranges,
+    sequence_of,
 )
+from grammar_compiler.code_points import intersect
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -43,6 +46,40 @@ def continuing_characters(node: Node) -> Ranges:
     summary = positions.visit(node)
     following = {after for before in summary.last for after in positions.follow[before]}
     return positions.characters(following)
+
+
+def starting_with(node: Node, chars: Ranges) -> Node | None:
+    """The non-empty texts of a terminal's tree whose first character is in
+    ``chars``, as a tree (exact); None if there are none."""
+    if isinstance(node, Text):
+        return node if node.value and overlap(((ord(node.value[0]),) * 2,), chars) else None
+    if isinstance(node, CharSet):
+        kept = intersect(positive_ranges(node), chars)
+        return CharSet(kept) if kept else None
+    if isinstance(node, Choice):
+        options = [cut for option in node.options if (cut := starting_with(option, chars))]
+        return choice_of(options) if options else None
+    if isinstance(node, Sequence):
+        options = []
+        for index, item in enumerate(node.items):  # the first character is item index's
+            cut = starting_with(item, chars)
+            if cut is not None:
+                options.append(sequence_of([cut, *node.items[index + 1 :]]))
+            if not _nullable(item):
+                break
+        return choice_of(options) if options else None
+    if isinstance(node, Repeat):
+        cut = None if node.high == 0 else starting_with(node.item, chars)
+        if cut is None:
+            return None
+        rest = Repeat(node.item, max(node.low - 1, 0), None if node.high is None else node.high - 1)
+        return sequence_of([cut, rest])
+    raise TypeError(f"a terminal has no rule references: {node!r}")
+
+
+def _nullable(node: Node) -> bool:
+    summary = _Positions().visit(node)
+    return summary.nullable
 
 
 def overlap(first: Ranges, second: Ranges) -> int | None:

@@ -693,6 +693,54 @@ def test_lark_ignored_line_comments(grammar: str, good: list[str], bad: list[str
     _assert_agrees(_Compiled(grammar, "lark"), good, bad)
 
 
+@pytest.mark.parametrize(
+    ("grammar", "letters"),
+    [
+        ("start: /[a ]/\n%ignore / +/", "a "),
+        ("start: /[^a]/ /[a ]/ ~ 2\n%ignore / +/", "a b"),
+        ('start: X+\nX: /[ab ]b?/\n%ignore " "', "ab "),
+        ('start: "a" (X | "b")\nX: / ?a/\n%ignore / a*/', "ab "),
+        ('start: X "b"\nX: /#?[a#]/\nC: /#[a]*/\n%ignore C', "a#b"),
+    ],
+)
+def test_lark_ignored_run_before_a_token_that_may_continue_it(grammar: str, letters: str) -> None:
+    """A token whose first character may continue an ignored one (``/[a ]/``
+    after ``%ignore / +/``) still follows ignored text where it starts with
+    another (``" a"``): every text of up to 5 of the letters is judged alike by
+    Lark and xgrammar (found by ``bench.grammar_fuzz``)."""
+    compiled = _Compiled(grammar, "lark")
+    accepted = 0
+    for length in range(6):
+        for text in map("".join, itertools.product(letters, repeat=length)):
+            judged, written = compiled.verdicts(text)
+            assert judged == written, (text, compiled.constraint.value)
+            accepted += judged
+    assert accepted > 0
+
+
+@pytest.mark.parametrize(
+    ("grammar", "grammar_format", "cycle"),
+    [
+        ("root ::= r0\nr0 ::= r0{0,2}", "gbnf", "rule r0 is only itself"),
+        ("root ::= root{0,}", "gbnf", "rule root is only itself"),
+        ("root ::= r{0,2}\nr ::= (root)", "gbnf", "rules root -> r -> root"),
+        ('root ::= "x" r\nr ::= r{0,3}', "gbnf", "rule r is only itself"),
+        ('a = "x", b ;\nb = { c } ;\nc = b ;', "iso-ebnf", "rules b -> c -> b"),
+        ('a = "x", b ;\nb = [ b ] ;', "iso-ebnf", "rule b is only itself"),
+        ('a = "x" b\nb = 0*3b', "abnf", "rule b is only itself"),
+        ("a ::= 'x' b\nb ::= b*", "w3c-ebnf", "rule b is only itself"),
+    ],
+)
+def test_rules_that_only_repeat_one_another_are_refused(
+    grammar: str, grammar_format: str, cycle: str
+) -> None:
+    """``r ::= r{0,2}`` matches the empty text at most; xgrammar 0.2.8 crashes the
+    process (a segmentation fault) compiling it, which would take the decoder
+    down, so it is refused at validation."""
+    error = _error(grammar, grammar_format)
+    assert cycle in error.message and "nothing but the empty text" in error.message
+
+
 _WALK_VOCABULARY = [*"abeklmnotxyz019 \t\n/#=;", "let", "//", "\n  ", "<end>"]
 
 

@@ -143,6 +143,8 @@ GRAMMARS = {
         "lark",
     ),
     "lark_regex_repeat": ("start: X\nX: /(x{1000}){1000}/", "MAX_SHORTEST_OUTPUT", "lark"),
+    # xgrammar 0.2.8 dies of a segmentation fault compiling this (in the decoder)
+    "gbnf_self_repeat": ('root ::= "x" r\nr ::= r{0,3}', "only itself", "gbnf"),
 }
 TYPESCRIPT = {
     "ts_deep": (
