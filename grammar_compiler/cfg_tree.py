@@ -256,16 +256,31 @@ def check_unit_cycles(grammar: Grammar) -> None:
 
 
 def _unit_target(node: Node) -> str | None:
-    """The rule a body is nothing but (in a group, repeated or not), else None."""
+    """The rule a body is nothing but (in a group, repeated or not, beside empty
+    texts: ``"" r{0,2}``), else None."""
     while True:
-        if isinstance(node, Sequence) and len(node.items) == 1:
-            node = node.items[0]
+        if isinstance(node, Sequence):
+            items = [item for item in node.items if not _only_empty_text(item)]
+            if len(items) != 1:
+                return None
+            node = items[0]
         elif isinstance(node, Choice) and len(node.options) == 1:
             node = node.options[0]
         elif isinstance(node, Repeat):
             node = node.item
         else:
             return node.name if isinstance(node, Ref) else None
+
+
+def _only_empty_text(node: Node) -> bool:
+    """Whether ``node`` matches the empty text and nothing else, without a rule."""
+    if isinstance(node, Text):
+        return not node.value
+    if isinstance(node, (Sequence, Choice)):
+        return all(_only_empty_text(part) for part in children(node))
+    if isinstance(node, Repeat):
+        return _only_empty_text(node.item)
+    return False
 
 
 def check_output_size(grammar: Grammar) -> None:

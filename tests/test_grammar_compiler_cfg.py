@@ -725,6 +725,8 @@ def test_lark_ignored_run_before_a_token_that_may_continue_it(grammar: str, lett
         ("root ::= root{0,}", "gbnf", "rule root is only itself"),
         ("root ::= r{0,2}\nr ::= (root)", "gbnf", "rules root -> r -> root"),
         ('root ::= "x" r\nr ::= r{0,3}', "gbnf", "rule r is only itself"),
+        ('root ::= "x" r\nr ::= "" r{0,2}', "gbnf", "rule r is only itself"),
+        ('root ::= "x" r\nr ::= ("") r{0,0}', "gbnf", "rule r is only itself"),
         ('a = "x", b ;\nb = { c } ;\nc = b ;', "iso-ebnf", "rules b -> c -> b"),
         ('a = "x", b ;\nb = [ b ] ;', "iso-ebnf", "rule b is only itself"),
         ('a = "x" b\nb = 0*3b', "abnf", "rule b is only itself"),
