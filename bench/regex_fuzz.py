@@ -17,13 +17,17 @@ reported apart since some subsets are deliberate (a pattern with ``\\B``
 never writes the empty text, which Python's ``re`` before 3.14 refuses: not
 compared). Exhaustive up to the
 length, so a draw that finds nothing says every short text agrees, not more.
-Exits 1 if anything was unsound or crashed.
+Exits 1 if anything was unsound or crashed. ``--json-schema`` does the same
+for JSON Schema's ``pattern`` (ECMA-262, found anywhere in the string), each
+text written as a JSON string and checked with the decoder's guard against
+the schema's judge.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import re
 import sys
@@ -32,7 +36,8 @@ from dataclasses import dataclass, field
 import regex as regex_package
 import xgrammar as xgr
 
-from grammar_compiler import ConstraintError, compile_regex
+from bench.json_grammar import JsonGrammar
+from grammar_compiler import ConstraintError, compile_json_schema, compile_regex
 from grammar_compiler.regex import matches
 
 _LETTERS = ("a", "b", "B", "1", " ", "-")
@@ -41,16 +46,20 @@ _ANCHORS = ("^", "$", r"\b", r"\B", r"\A", r"\Z")
 
 
 class PatternMaker:
-    """Random Python patterns from one seed over ``_LETTERS``, nesting groups,
-    quantifiers, lookarounds, anchors, backreferences and scoped flags."""
+    """Random patterns from one seed over ``_LETTERS``, nesting groups,
+    quantifiers, lookarounds, anchors, backreferences and (Python) scoped
+    flags; ``ecma``: only what ECMA-262 and Python both read."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, ecma: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.ecma = ecma
+        self.classes = [c for c in _CLASSES if not (ecma and c.startswith("[["))]
+        self.anchors = _ANCHORS[:4] if ecma else _ANCHORS
 
     def pattern(self) -> str:
         self.groups = 0
         text = self.alternation(3)
-        return ("(?i)" + text) if self.rng.random() < 0.1 else text
+        return ("(?i)" + text) if not self.ecma and self.rng.random() < 0.1 else text
 
     def alternation(self, depth: int) -> str:
         branches = [self.sequence(depth) for _ in range(self.rng.choice((1, 1, 1, 2, 3)))]
@@ -65,16 +74,17 @@ class PatternMaker:
         if depth > 0 and roll < 0.25:
             return self.quantified(self.group(depth - 1))
         if roll < 0.35:
-            return rng.choice(_ANCHORS)
+            return rng.choice(self.anchors)
         if depth > 0 and roll < 0.47:
             return self.lookaround(depth - 1)
         if roll < 0.52 and self.groups:
             return f"\\{rng.randint(1, self.groups)}"
-        atom = rng.choice(_CLASSES) if roll < 0.7 else re.escape(rng.choice(_LETTERS))
+        atom = rng.choice(self.classes) if roll < 0.7 else re.escape(rng.choice(_LETTERS))
         return self.quantified(atom)
 
     def group(self, depth: int) -> str:
-        kind = self.rng.choice(("(", "(?:", "(?i:", "(?P<g%d>"))
+        kinds = ("(", "(?:", "(?<g%d>") if self.ecma else ("(", "(?:", "(?i:", "(?P<g%d>")
+        kind = self.rng.choice(kinds)
         if kind != "(?:" and kind != "(?i:":
             self.groups += 1
             kind = kind.replace("%d", str(self.groups))
@@ -88,7 +98,7 @@ class PatternMaker:
         return f"{kind}{self.alternation(depth)})"
 
     def behind(self) -> str:
-        atoms = (*_CLASSES[:4], "a", "b", "B")
+        atoms = (*self.classes[:4], "a", "b", "B")
         return "".join(
             self.quantified(self.rng.choice(atoms)) for _ in range(self.rng.randint(1, 2))
         )
@@ -150,14 +160,44 @@ def check(pattern: str, compiler: xgr.GrammarCompiler, length: int, tally: Tally
         return
 
 
+def check_in_schema(pattern: str, compiler: xgr.GrammarCompiler, length: int, tally: Tally) -> None:
+    """``check`` for a JSON Schema ``pattern`` (ECMA-262, found anywhere in the
+    string): the schema's grammar, with the decoder's guard, against its judge."""
+    try:
+        constraint = compile_json_schema({"type": "string", "pattern": pattern})
+    except ConstraintError as error:
+        tally.refused.append((pattern, str(error)))
+        return
+    except Exception as error:  # a crash is a finding, reported with its pattern
+        tally.crashed.append((pattern, f"{type(error).__name__}: {error}"))
+        return
+    tally.compiled += 1
+    grammar = JsonGrammar(compiler, constraint.value)
+    # a pattern's strings leave out what JSON escapes (a line break): a subset
+    letters = [letter for letter in alphabet(pattern) if letter != "\n"]
+    for text in texts(letters, length):
+        written = json.dumps(text)
+        accepted = grammar.accepts(written)
+        if accepted == (constraint.judge(written) is None) or (not text and r"\B" in pattern):
+            continue
+        (tally.unsound if accepted else tally.incomplete).append((pattern, text))
+        return
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--patterns", type=int, default=300)
     parser.add_argument("--length", type=int, default=5, help="longest text compared")
     parser.add_argument("--show-refused", action="store_true", help="print each refusal's reason")
+    parser.add_argument(
+        "--json-schema",
+        action="store_true",
+        help="ECMA-262 patterns as a JSON Schema string's pattern (found anywhere in it)",
+    )
     args = parser.parse_args()
-    maker = PatternMaker(args.seed)
+    maker = PatternMaker(args.seed, ecma=args.json_schema)
+    check_one = check_in_schema if args.json_schema else check
     compiler = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
     tally = Tally()
     for _ in range(args.patterns):
@@ -168,7 +208,7 @@ def main() -> int:
         except regex_package.error:
             tally.invalid += 1
             continue
-        check(pattern, compiler, args.length, tally)
+        check_one(pattern, compiler, args.length, tally)
     if args.show_refused:
         for pattern, reason in tally.refused:
             print(f"REFUSED {pattern!r}: {reason}")
