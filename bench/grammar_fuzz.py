@@ -6,8 +6,9 @@
 for xgrammar, which has no lexer: ``%ignore`` runs, terminals that may be
 empty, lazy quantifiers, left recursion, templates and priorities are each
 rewritten, and each rewrite is where the two readings may part. The same
-random grammar is written as Lark and as GBNF (whose judge is Lark's parser
-over the tree the GBNF reader built) and compiled as the endpoint does; for
+random grammar is written as Lark and, where the notation can say it, as
+GBNF, ISO EBNF and ABNF (whose judges are Lark's parser over the tree their
+reader built), and compiled as the endpoint does; for
 every text of up to ``--length`` characters over the grammar's own
 characters, a real xgrammar matcher and the judge the service runs on each
 output are asked. A text xgrammar accepts and the judge refuses is
@@ -27,6 +28,7 @@ import itertools
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import xgrammar as xgr
@@ -52,11 +54,14 @@ class GrammarMaker:
         self.rng = random.Random(seed)
 
     def grammar(self) -> dict:
+        # half the grammars use only what every notation writes, so GBNF, ISO
+        # EBNF and ABNF get as many as Lark's own constructs do
+        self.plain = self.rng.random() < 0.5
         self.rules = self.rng.randint(1, 3)
         self.terminals = self.rng.randint(0, 2)
         rules = {f"r{i}": self.expansion(2) for i in range(self.rules)}
         terminals = {f"T{i}": self.terminal(i) for i in range(self.terminals)}
-        ignore = self.rng.choice((None, None, None, '" "', "/ +/", "/ a*/"))
+        ignore = None if self.plain else self.rng.choice((None, '" "', "/ +/", "/ a*/"))
         return {"rules": rules, "terminals": terminals, "ignore": ignore}
 
     def expansion(self, depth: int) -> list:
@@ -75,7 +80,7 @@ class GrammarMaker:
         elif roll < 0.45 and self.terminals:
             node = ("term", f"T{rng.randrange(self.terminals)}")
         elif roll < 0.55:
-            node = ("class", rng.choice(_CLASSES))
+            node = ("class", rng.choice(_CLASSES[:2] if self.plain else _CLASSES))
         else:
             node = ("lit", rng.choice(_LITERALS))
         roll = rng.random()
@@ -87,7 +92,9 @@ class GrammarMaker:
 
     def terminal(self, index: int) -> tuple:
         rng = self.rng
-        kind = rng.choice(("lit", "regex", "regex", "caseless", "composed"))
+        kind = (
+            "lit" if self.plain else rng.choice(("lit", "regex", "regex", "caseless", "composed"))
+        )
         if kind in ("lit", "caseless"):
             return (kind, rng.choice(_LITERALS))
         if kind == "composed" and index > 0:  # made of T0, defined before it
@@ -174,6 +181,90 @@ def as_gbnf(grammar: dict) -> str | None:
     return "\n".join(lines) + "\n"
 
 
+_CLASS_MEMBERS = {"[ab]": "ab", "[a ]": "a "}
+"""The classes ISO EBNF and ABNF write as alternatives (``[^a]`` they cannot)."""
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a standard grammar notation writes each construct."""
+
+    literal: Callable[[str], str]
+    join: Callable[[list[str]], str]  # items of a sequence
+    separator: str  # between alternatives
+    repeated: Callable[[str, bool], str]  # (item, at least once)
+    twice: Callable[[str], str]
+    up_to_twice: Callable[[str], str]
+    rule: str  # "{name} = {body}" and its ending
+
+    def options(self, options: list[str]) -> str:
+        return options[0] if len(options) == 1 else f"( {self.separator.join(options)} )"
+
+    def item(self, node: tuple) -> str | None:
+        kind = node[0]
+        if kind == "lit":
+            return self.literal(node[1])
+        if kind == "class":
+            members = _CLASS_MEMBERS.get(node[1])
+            return None if members is None else self.options([self.literal(c) for c in members])
+        if kind in ("ref", "term"):
+            return node[1].lower()
+        if kind == "group":
+            inner = self.expansion(node[1])
+            return None if inner is None else f"( {inner} )"
+        inner = self.item(node[1])
+        if inner is None:
+            return None
+        if kind == "optional" or node[2] == "?":
+            return f"[ {inner} ]"
+        if node[2] in ("*", "+"):
+            return self.repeated(inner, node[2] == "+")
+        return self.twice(inner) if node[2] == " ~ 2" else self.up_to_twice(inner)
+
+    def expansion(self, expansion: list) -> str | None:
+        written = []
+        for sequence in expansion:
+            items = [self.item(item) for item in sequence]
+            if any(item is None for item in items):
+                return None
+            written.append(self.join(items))  # type: ignore[arg-type]
+        return self.options(written)
+
+    def grammar(self, grammar: dict) -> str | None:
+        """The grammar (start rule first), where it has only literal terminals."""
+        if grammar["ignore"] or any(kind != "lit" for kind, _ in grammar["terminals"].values()):
+            return None
+        lines = [self.rule.format(name="start", body="r0")]
+        for name, expansion in grammar["rules"].items():
+            body = self.expansion(expansion)
+            if body is None:
+                return None
+            lines.append(self.rule.format(name=name, body=body))
+        for name, (_, value) in grammar["terminals"].items():
+            lines.append(self.rule.format(name=name.lower(), body=self.literal(value)))
+        return "\n".join(lines) + "\n"
+
+
+ISO_EBNF = Spelling(
+    literal='"{}"'.format,
+    join=", ".join,
+    separator=" | ",
+    repeated=lambda item, once: f"{item}, {{ {item} }}" if once else f"{{ {item} }}",
+    twice="2 * {}".format,
+    up_to_twice=lambda item: f"[ {item}, [ {item} ] ]",
+    rule="{name} = {body} ;",
+)
+ABNF = Spelling(  # strings as %x codes, which keep their case
+    literal=lambda text: "%x" + ".".join(f"{ord(c):02X}" for c in text),
+    join=" ".join,
+    separator=" / ",
+    repeated=lambda item, once: f"1*{item}" if once else f"*{item}",
+    twice="2{}".format,
+    up_to_twice="0*2{}".format,
+    rule="{name} = {body}",
+)
+
+
 @dataclass
 class Tally:
     drawn: int = 0
@@ -183,6 +274,7 @@ class Tally:
     incomplete: list[tuple[str, str]] = field(default_factory=list)
     crashed: list[tuple[str, str]] = field(default_factory=list)
     slow: list[tuple[str, str]] = field(default_factory=list)
+    by_format: dict[str, int] = field(default_factory=dict)
 
 
 def letters(text: str) -> list[str]:
@@ -207,6 +299,7 @@ def check(
         tally.crashed.append((text, f"{type(error).__name__}: {error}"))
         return
     tally.compiled += 1
+    tally.by_format[grammar_format] = tally.by_format.get(grammar_format, 0) + 1
     matcher = xgr.GrammarMatcher(
         compiler.compile_grammar(constraint.value), terminate_without_stop_token=True
     )
@@ -228,6 +321,14 @@ def check(
                 return
 
 
+WRITERS = (
+    ("lark", as_lark),
+    ("gbnf", as_gbnf),
+    ("iso-ebnf", ISO_EBNF.grammar),
+    ("abnf", ABNF.grammar),
+)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -245,7 +346,8 @@ def main() -> int:
     tally = Tally()
     for _ in range(args.grammars):
         grammar = maker.grammar()
-        for grammar_format, text in (("lark", as_lark(grammar)), ("gbnf", as_gbnf(grammar))):
+        for grammar_format, write in WRITERS:
+            text = write(grammar)
             if text is not None:
                 if args.verbose:
                     print(f"{grammar_format}:\n{text}", file=sys.stderr, flush=True)
@@ -262,7 +364,8 @@ def main() -> int:
             print(f"{label} {finding}\n{text}")
     print(
         f"seed {args.seed}: {tally.drawn} grammars, {len(tally.refused)} refused,"
-        f" {tally.compiled} compiled; {len(tally.unsound)} unsound,"
+        f" {tally.compiled} compiled ({', '.join(f'{k} {v}' for k, v in tally.by_format.items())});"
+        f" {len(tally.unsound)} unsound,"
         f" {len(tally.incomplete)} incomplete, {len(tally.crashed)} crashed,"
         f" {len(tally.slow)} stopped as slow"
     )
