@@ -57,7 +57,8 @@ def starting_with(node: Node, chars: Ranges) -> Node | None:
         kept = intersect(positive_ranges(node), chars)
         return CharSet(kept) if kept else None
     if isinstance(node, Choice):
-        options = [cut for option in node.options if (cut := starting_with(option, chars))]
+        cuts = [starting_with(option, chars) for option in node.options]
+        options = [cut for cut in cuts if cut is not None]
         return choice_of(options) if options else None
     if isinstance(node, Sequence):
         options = []
