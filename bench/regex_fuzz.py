@@ -41,7 +41,10 @@ from grammar_compiler import ConstraintError, compile_json_schema, compile_regex
 from grammar_compiler.regex import matches
 
 _LETTERS = ("a", "b", "B", "1", " ", "-")
-_CLASSES = ("[ab]", "[^a]", "[a-b1]", r"\d", r"\w", r"\s", r"\W", ".", "[[:alpha:]]", r"\p{Lu}")
+_CLASSES = (
+    *("[ab]", "[^a]", "[a-b1]", r"\d", r"\w", r"\s", r"\W", "."),
+    *(r"\S", r"\D", r"[\w-]", r"[^\s1]", "[[:alpha:]]", r"\p{Lu}"),
+)
 _ANCHORS = ("^", "$", r"\b", r"\B", r"\A", r"\Z")
 
 
