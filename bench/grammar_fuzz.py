@@ -62,7 +62,8 @@ class GrammarMaker:
         rules = {f"r{i}": self.expansion(2) for i in range(self.rules)}
         terminals = {f"T{i}": self.terminal(i) for i in range(self.terminals)}
         ignore = None if self.plain else self.rng.choice((None, '" "', "/ +/", "/ a*/"))
-        return {"rules": rules, "terminals": terminals, "ignore": ignore}
+        priority = not self.plain and self.rng.random() < 0.3
+        return {"rules": rules, "terminals": terminals, "ignore": ignore, "priority": priority}
 
     def expansion(self, depth: int) -> list:
         return [self.sequence(depth) for _ in range(self.rng.choice((1, 1, 2, 3)))]
@@ -84,6 +85,8 @@ class GrammarMaker:
         else:
             node = ("lit", rng.choice(_LITERALS))
         roll = rng.random()
+        if roll < 0.05 and node[0] != "group":  # a template takes no group
+            return ("template", node)  # Lark's _pair{x}: x x | x
         if roll < 0.3:
             return ("repeat", node, rng.choice(("?", "*", "+", " ~ 2", " ~ 0..2")))
         if roll < 0.35:
@@ -119,6 +122,8 @@ def _lark_item(node: tuple, rules: set[str], terminals: set[str]) -> str | None:
     inner = _lark_item(node[1], rules, terminals)
     if inner is None:
         return None
+    if kind == "template":
+        return f"_pair{{{inner}}}"
     return f"[{inner}]" if kind == "optional" else f"{inner}{node[2]}"
 
 
@@ -141,9 +146,12 @@ def as_lark(grammar: dict) -> str | None:
         if body is None:
             return None
         lines.append(f"{name}: {body}")
-    for name, (kind, value) in grammar["terminals"].items():
+    for index, (name, (kind, value)) in enumerate(grammar["terminals"].items()):
         body = {"lit": f'"{value}"', "caseless": f'"{value}"i', "regex": f"/{value}/"}
-        lines.append(f"{name}: {body.get(kind, value)}")
+        priority = f".{index + 2}" if grammar["priority"] else ""
+        lines.append(f"{name}{priority}: {body.get(kind, value)}")
+    if "_pair{" in "\n".join(lines):
+        lines.append("_pair{x}: x x | x")
     if grammar["ignore"]:
         lines.append(f"%ignore {grammar['ignore']}")
     return "\n".join(lines) + "\n"
@@ -161,6 +169,9 @@ def _gbnf_item(node: tuple) -> str:
         return f"({_gbnf_expansion(node[1])})"
     if kind == "optional":
         return f"{_gbnf_item(node[1])}?"
+    if kind == "template":
+        inner = _gbnf_item(node[1])
+        return f"({inner} {inner} | {inner})"
     counts = {" ~ 2": "{2}", " ~ 0..2": "{0,2}"}
     return f"{_gbnf_item(node[1])}{counts.get(node[2], node[2])}"
 
@@ -215,6 +226,8 @@ class Spelling:
         inner = self.item(node[1])
         if inner is None:
             return None
+        if kind == "template":
+            return self.options([self.join([inner, inner]), inner])
         if kind == "optional" or node[2] == "?":
             return f"[ {inner} ]"
         if node[2] in ("*", "+"):

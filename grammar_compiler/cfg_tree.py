@@ -11,7 +11,7 @@ that is either expanded into these by its reader or rejected there.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from grammar_compiler.errors import ConstraintError
@@ -226,11 +226,13 @@ def _productive(node: Node, done: set[str]) -> bool:
     return True
 
 
-def check_unit_cycles(grammar: Grammar) -> None:
+def check_unit_cycles(grammar: Grammar, shown: Callable[[str], str] = str) -> None:
     """Refuses rules that are each only another one, repeated or not, in a cycle
     (``r ::= r{0,2}``, ``a ::= b{2}`` with ``b ::= (a)``): such rules match the
     empty text at most, and xgrammar 0.2.8 crashes (a segmentation fault, in
     the decoder) compiling some of them.
+
+    ``shown`` gives a rule's name as the user wrote it.
 
     Raises:
         ConstraintError: naming the rules of the cycle.
@@ -244,14 +246,14 @@ def check_unit_cycles(grammar: Grammar) -> None:
             path.append(name)
             name = targets.get(name)
         if name is not None and name in path:
-            cycle = path[path.index(name) :]
+            cycle = [shown(rule) for rule in path[path.index(name) :]]
             what = (
-                f"rule {name} is only itself (repeated or not), so it matches"
+                f"rule {cycle[0]} is only itself (repeated or not), so it matches"
                 if len(cycle) == 1
-                else f"rules {' -> '.join([*cycle, name])} are each only the next one "
+                else f"rules {' -> '.join([*cycle, cycle[0]])} are each only the next one "
                 "(repeated or not), so they match"
             )
-            raise ConstraintError(f"{what} nothing but the empty text: write that text instead")
+            raise ConstraintError(f"{what} the empty text at most: write that text instead")
         finished.update(path)
 
 

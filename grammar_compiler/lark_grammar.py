@@ -156,7 +156,7 @@ def compile_lark(text: str, start: str = "start") -> CanonicalConstraint:
         grammar = _Translation(parser, source, dialect).grammar()
     except ConstraintError as err:
         raise dialect.relocated(err) from None
-    check_unit_cycles(grammar)
+    check_unit_cycles(grammar, shown=lambda rule: rule.removeprefix(_rule_name("")))
     check_output_size(grammar)
     return CanonicalConstraint(
         kind="ebnf",
