@@ -24,7 +24,6 @@ when that happens again.
 from __future__ import annotations
 
 import argparse
-import itertools
 import random
 import sys
 import time
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 
 import xgrammar as xgr
 
-from grammar_compiler import ConstraintError
+from bench.differential import Findings, texts
 from grammar_compiler.canonical import out_of_time
 from grammar_compiler.cfg import compile_grammar
 
@@ -279,13 +278,9 @@ ABNF = Spelling(  # strings as %x codes, which keep their case
 
 
 @dataclass
-class Tally:
-    drawn: int = 0
-    refused: list[tuple[str, str]] = field(default_factory=list)
-    compiled: int = 0
-    unsound: list[tuple[str, str]] = field(default_factory=list)
-    incomplete: list[tuple[str, str]] = field(default_factory=list)
-    crashed: list[tuple[str, str]] = field(default_factory=list)
+class GrammarFindings(Findings):
+    """``Findings``, with the grammars stopped as slow and the count per notation."""
+
     slow: list[tuple[str, str]] = field(default_factory=list)
     by_format: dict[str, int] = field(default_factory=dict)
 
@@ -300,38 +295,33 @@ def letters(text: str) -> list[str]:
 
 
 def check(
-    text: str, grammar_format: str, compiler: xgr.GrammarCompiler, length: int, tally: Tally
+    text: str,
+    grammar_format: str,
+    compiler: xgr.GrammarCompiler,
+    length: int,
+    found: GrammarFindings,
 ) -> None:
-    tally.drawn += 1
-    try:
-        constraint = compile_grammar(text, grammar_format)
-    except ConstraintError as error:
-        tally.refused.append((text, str(error)))
+    constraint = found.compile(text, lambda: compile_grammar(text, grammar_format))
+    if constraint is None:
         return
-    except Exception as error:  # a crash is a finding, reported with its grammar
-        tally.crashed.append((text, f"{type(error).__name__}: {error}"))
-        return
-    tally.compiled += 1
-    tally.by_format[grammar_format] = tally.by_format.get(grammar_format, 0) + 1
+    found.by_format[grammar_format] = found.by_format.get(grammar_format, 0) + 1
     matcher = xgr.GrammarMatcher(
         compiler.compile_grammar(constraint.value), terminate_without_stop_token=True
     )
-    alphabet = letters(text)
     deadline = time.monotonic() + GRAMMAR_BUDGET_S
-    for size in range(length + 1):
-        for candidate in map("".join, itertools.product(alphabet, repeat=size)):
-            if time.monotonic() > deadline:
-                tally.slow.append((text, f"stopped at {candidate!r}"))
-                return
-            matcher.reset()
-            accepted = matcher.accept_string(candidate) and matcher.is_terminated()
-            reason = constraint.judge(candidate)
-            if reason == out_of_time():
-                tally.slow.append((text, f"the judge ran out of time on {candidate!r}"))
-                return
-            if accepted != (reason is None):
-                (tally.unsound if accepted else tally.incomplete).append((text, repr(candidate)))
-                return
+    for candidate in texts(letters(text), length):
+        if time.monotonic() > deadline:
+            found.slow.append((text, f"stopped at {candidate!r}"))
+            return
+        matcher.reset()
+        accepted = matcher.accept_string(candidate) and matcher.is_terminated()
+        reason = constraint.judge(candidate)
+        if reason == out_of_time():
+            found.slow.append((text, f"the judge ran out of time on {candidate!r}"))
+            return
+        if accepted != (reason is None):
+            found.disagreement(text, candidate, accepted=accepted)
+            return
 
 
 WRITERS = (
@@ -356,7 +346,7 @@ def main() -> int:
     args = parser.parse_args()
     maker = GrammarMaker(args.seed)
     compiler = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
-    tally = Tally()
+    found = GrammarFindings()
     for _ in range(args.grammars):
         grammar = maker.grammar()
         for grammar_format, write in WRITERS:
@@ -364,25 +354,11 @@ def main() -> int:
             if text is not None:
                 if args.verbose:
                     print(f"{grammar_format}:\n{text}", file=sys.stderr, flush=True)
-                check(text, grammar_format, compiler, args.length, tally)
-    if args.show_refused:
-        for text, reason in tally.refused:
-            print(f"REFUSED {reason}\n{text}")
-    for label, cases in (
-        ("UNSOUND", tally.unsound),
-        ("INCOMPLETE", tally.incomplete),
-        ("CRASH", tally.crashed),
-    ):
-        for text, finding in cases:
-            print(f"{label} {finding}\n{text}")
-    print(
-        f"seed {args.seed}: {tally.drawn} grammars, {len(tally.refused)} refused,"
-        f" {tally.compiled} compiled ({', '.join(f'{k} {v}' for k, v in tally.by_format.items())});"
-        f" {len(tally.unsound)} unsound,"
-        f" {len(tally.incomplete)} incomplete, {len(tally.crashed)} crashed,"
-        f" {len(tally.slow)} stopped as slow"
-    )
-    return 1 if tally.unsound or tally.incomplete or tally.crashed else 0
+                check(text, grammar_format, compiler, args.length, found)
+    found.print(show_refused=args.show_refused, shown=lambda text, detail: f"{detail}\n{text}")
+    per_format = ", ".join(f"{name} {count}" for name, count in found.by_format.items())
+    print(f"seed {args.seed}: {found.summary()} ({per_format}); {len(found.slow)} stopped as slow")
+    return 1 if found.unsound or found.incomplete or found.crashed else 0
 
 
 if __name__ == "__main__":

@@ -26,18 +26,17 @@ the schema's judge.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import random
 import re
 import sys
-from dataclasses import dataclass, field
 
 import regex as regex_package
 import xgrammar as xgr
 
+from bench.differential import Findings, texts
 from bench.json_grammar import JsonGrammar
-from grammar_compiler import ConstraintError, compile_json_schema, compile_regex
+from grammar_compiler import compile_json_schema, compile_regex
 from grammar_compiler.regex import matches
 
 _LETTERS = ("a", "b", "B", "1", " ", "-")
@@ -114,17 +113,6 @@ class PatternMaker:
         return atom + quantifier + ("?" if self.rng.random() < 0.15 else "")
 
 
-@dataclass
-class Tally:
-    drawn: int = 0
-    invalid: int = 0
-    refused: list[tuple[str, str]] = field(default_factory=list)
-    compiled: int = 0
-    unsound: list[tuple[str, str]] = field(default_factory=list)
-    incomplete: list[tuple[str, str]] = field(default_factory=list)
-    crashed: list[tuple[str, str]] = field(default_factory=list)
-
-
 def alphabet(pattern: str) -> list[str]:
     """The few characters the texts are made of: the pattern's letters that
     ``_LETTERS`` offers, and always one of each kind a class may test."""
@@ -137,44 +125,29 @@ def alphabet(pattern: str) -> list[str]:
     return chosen
 
 
-def texts(letters: list[str], length: int) -> itertools.chain:
-    return itertools.chain.from_iterable(
-        ("".join(p) for p in itertools.product(letters, repeat=n)) for n in range(length + 1)
-    )
-
-
-def check(pattern: str, compiler: xgr.GrammarCompiler, length: int, tally: Tally) -> None:
-    try:
-        regex = compile_regex(pattern)
-    except ConstraintError as error:
-        tally.refused.append((pattern, str(error)))
+def check(pattern: str, compiler: xgr.GrammarCompiler, length: int, found: Findings) -> None:
+    regex = found.compile(pattern, lambda: compile_regex(pattern))
+    if regex is None:
         return
-    except Exception as error:  # a crash is a finding, reported with its pattern
-        tally.crashed.append((pattern, f"{type(error).__name__}: {error}"))
-        return
-    tally.compiled += 1
     matcher = xgr.GrammarMatcher(compiler.compile_regex(regex), terminate_without_stop_token=True)
     for text in texts(alphabet(pattern), length):
         matcher.reset()
         accepted = matcher.accept_string(text) and matcher.is_terminated()
         if accepted == matches(pattern, text) or (not text and r"\B" in pattern):
             continue  # \B never writes an empty text, which re (< 3.14) would refuse
-        (tally.unsound if accepted else tally.incomplete).append((pattern, text))
+        found.disagreement(pattern, text, accepted=accepted)
         return
 
 
-def check_in_schema(pattern: str, compiler: xgr.GrammarCompiler, length: int, tally: Tally) -> None:
+def check_in_schema(
+    pattern: str, compiler: xgr.GrammarCompiler, length: int, found: Findings
+) -> None:
     """``check`` for a JSON Schema ``pattern`` (ECMA-262, found anywhere in the
     string): the schema's grammar, with the decoder's guard, against its judge."""
-    try:
-        constraint = compile_json_schema({"type": "string", "pattern": pattern})
-    except ConstraintError as error:
-        tally.refused.append((pattern, str(error)))
+    schema = {"type": "string", "pattern": pattern}
+    constraint = found.compile(pattern, lambda: compile_json_schema(schema))
+    if constraint is None:
         return
-    except Exception as error:  # a crash is a finding, reported with its pattern
-        tally.crashed.append((pattern, f"{type(error).__name__}: {error}"))
-        return
-    tally.compiled += 1
     grammar = JsonGrammar(compiler, constraint.value)
     # a pattern's strings leave out what JSON escapes (a line break): a subset
     letters = [letter for letter in alphabet(pattern) if letter != "\n"]
@@ -183,7 +156,7 @@ def check_in_schema(pattern: str, compiler: xgr.GrammarCompiler, length: int, ta
         accepted = grammar.accepts(written)
         if accepted == (constraint.judge(written) is None) or (not text and r"\B" in pattern):
             continue
-        (tally.unsound if accepted else tally.incomplete).append((pattern, text))
+        found.disagreement(pattern, text, accepted=accepted)
         return
 
 
@@ -202,33 +175,21 @@ def main() -> int:
     maker = PatternMaker(args.seed, ecma=args.json_schema)
     check_one = check_in_schema if args.json_schema else check
     compiler = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
-    tally = Tally()
+    found = Findings()
+    invalid = 0
     for _ in range(args.patterns):
         pattern = maker.pattern()
-        tally.drawn += 1
         try:
             regex_package.compile(pattern)
         except regex_package.error:
-            tally.invalid += 1
+            invalid += 1
             continue
-        check_one(pattern, compiler, args.length, tally)
-    if args.show_refused:
-        for pattern, reason in tally.refused:
-            print(f"REFUSED {pattern!r}: {reason}")
-    for label, cases in (
-        ("UNSOUND", tally.unsound),
-        ("INCOMPLETE", tally.incomplete),
-        ("CRASH", tally.crashed),
-    ):
-        for pattern, text in cases:
-            print(f"{label} {pattern!r}: {text!r}")
-    print(
-        f"seed {args.seed}: {tally.drawn} drawn, {tally.invalid} invalid,"
-        f" {len(tally.refused)} refused, {tally.compiled} compiled;"
-        f" {len(tally.unsound)} unsound, {len(tally.incomplete)} incomplete,"
-        f" {len(tally.crashed)} crashed"
+        check_one(pattern, compiler, args.length, found)
+    found.print(
+        show_refused=args.show_refused, shown=lambda pattern, detail: f"{pattern!r}: {detail}"
     )
-    return 1 if tally.unsound or tally.crashed else 0
+    print(f"seed {args.seed}: {invalid} invalid patterns, {found.summary()}")
+    return 1 if found.unsound or found.crashed else 0
 
 
 if __name__ == "__main__":
