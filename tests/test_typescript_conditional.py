@@ -19,8 +19,9 @@ from grammar_compiler import ConstraintError, compile_typescript, typescript_to_
 
 
 def _samples_judged(source: str, type_name: str, count: int = 25) -> list[str]:
-    """Sampled outputs of the compiled type, asserting tsc takes every one."""
-    decoder = Decoder(compile_typescript(source, type_name).value)
+    """Sampled outputs of the compiled type (guarded against repeated names, as
+    the decoder serves it), asserting tsc takes every one."""
+    decoder = Decoder(compile_typescript(source, type_name).value, guard=True)
     rng = random.Random(5)
     texts = [t for t in (decoder.sample(rng) for _ in range(count)) if t is not None]
     assert texts
@@ -189,3 +190,88 @@ export type B = { list: Boxed<string[]>; pair: Boxed<[number, boolean?]>; loose:
 def test_what_is_not_decided_is_refused(source: str, message: str) -> None:
     with pytest.raises(ConstraintError, match=message):
         compile_typescript(source, "T")
+
+
+HOMOMORPHIC = """
+type DeepPartial<T> = { [K in keyof T]?: DeepPartial<T[K]> };
+type DeepRequired<T> = { [K in keyof T]-?: DeepRequired<T[K]> };
+interface Tree { value: number; kids: Tree[]; label: "a" | "b" | null; meta: any }
+export type Patch = DeepPartial<{ tree: Tree; pair: [string, Tree?] }>;
+export type Full = DeepRequired<{ a?: { b?: number | null }; c: string }>;
+export type Loose = Partial<string> | Readonly<null> | Required<1>;
+"""
+
+
+@pytest.mark.parametrize(
+    ("type_name", "text", "taken"),
+    [
+        ("Patch", "{}", True),
+        ("Patch", '{"tree": {"kids": [{"value": 1}, {}], "label": null}}', True),
+        ("Patch", '{"pair": ["x", {"kids": []}]}', True),
+        ("Patch", '{"tree": {"meta": {"x": {}}}}', True),  # DeepPartial<any>: objects of them
+        ("Patch", '{"tree": {"meta": {"x": 1}}}', False),
+        ("Patch", '{"tree": {"meta": "text"}}', False),
+        ("Patch", '{"tree": {"label": "c"}}', False),
+        ("Patch", '{"tree": {"value": "1"}}', False),
+        ("Full", '{"a": {"b": null}, "c": "x"}', True),
+        ("Full", '{"a": {}, "c": "x"}', False),  # -? reaches b through the recursion
+        ("Loose", '"text"', True),
+        ("Loose", "null", True),
+        ("Loose", "1", True),
+        ("Loose", "2", False),
+    ],
+)
+def test_homomorphic_mapped_types_leave_primitives_and_map_unions_apart(
+    type_name: str, text: str, taken: bool
+) -> None:
+    """``DeepPartial<string>`` is ``string``, ``DeepPartial<A | null>`` is
+    ``DeepPartial<A> | null``: a mapped type over ``keyof T`` reaches every leaf
+    of a recursive type without refusing one, and tsc agrees on each text."""
+    decoder = Decoder(compile_typescript(HOMOMORPHIC, type_name).value)
+    assert decoder.accepts(text) == taken
+    assert (typescript_errors(HOMOMORPHIC, type_name, [text]) == {}) == taken
+
+
+def test_homomorphic_mapped_types_sampled_outputs_are_values() -> None:
+    for type_name in ("Patch", "Full", "Loose"):
+        _samples_judged(HOMOMORPHIC, type_name)
+
+
+BUILT_INS = """
+type JSONValue = string | number | boolean | null | JSONObject | JSONArray;
+interface JSONObject { [key: string]: JSONValue }
+interface JSONArray extends Array<JSONValue> {}
+interface User { id: number }
+export type Built = {
+  json: JSONValue;
+  user: Awaited<Promise<Promise<User>> | null>;
+  byKey: Record<PropertyKey, boolean>;
+  anyKey: Record<keyof any, 1>;
+  key: PropertyKey;
+};
+"""
+
+
+def test_array_interfaces_awaited_and_property_keys() -> None:
+    decoder = Decoder(compile_typescript(BUILT_INS, "Built").value)
+    good = (
+        '{"json": [1, {"a": [null, "x"]}], "user": {"id": 1}, "byKey": {"x": true}, '
+        '"anyKey": {"2": 1}, "key": 3}'
+    )
+    bad = [
+        good.replace('"user": {"id": 1}', '"user": {}'),
+        good.replace('{"x": true}', '{"x": 1}'),
+        good.replace('"key": 3', '"key": true'),
+    ]
+    assert decoder.accepts(good)
+    assert typescript_errors(BUILT_INS, "Built", [good]) == {}
+    for text in bad:
+        assert not decoder.accepts(text), text
+    assert sorted(typescript_errors(BUILT_INS, "Built", bad)) == [0, 1, 2]
+    _samples_judged(BUILT_INS, "Built")
+
+
+def test_an_array_interface_with_members_is_refused() -> None:
+    source = "interface Rows extends Array<number> { total: number }"
+    with pytest.raises(ConstraintError, match="extends an array: it can add no members"):
+        compile_typescript(source, "Rows")

@@ -208,21 +208,14 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
     if isinstance(node, KeyOf):
         return KeyOf(substitute(node.target, bindings), node.token)
     if isinstance(node, MappedType):
-        inner = {name: value for name, value in bindings.items() if name != node.parameter}
-        return MappedType(
-            node.parameter,
-            substitute(node.keys, bindings),
-            substitute(node.value, inner),
-            node.optional,
-            node.token,
-            substitute(node.rename, inner),
-        )
+        return _substitute_mapped(node, bindings)
     if isinstance(node, Conditional):
         return _substitute_conditional(node, bindings)
     if isinstance(node, IndexedAccess):
-        return IndexedAccess(
-            substitute(node.target, bindings), substitute(node.index, bindings), node.token
-        )
+        target = substitute(node.target, bindings)
+        if target == Keyword("any"):  # any[K] is any: DeepPartial<any> takes any[K] again
+            return target
+        return IndexedAccess(target, substitute(node.index, bindings), node.token)
     if isinstance(node, TemplateType):
         parts = tuple(p if isinstance(p, str) else substitute(p, bindings) for p in node.parts)
         return TemplateType(parts, node.token)
@@ -231,6 +224,42 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
     if isinstance(node, Intersection):
         return Intersection(tuple(substitute(p, bindings) for p in node.parts), node.token)
     return node  # keywords, literals, typeof and infer
+
+
+def _substitute_mapped(node: MappedType, bindings: Mapping[str, Any]) -> MappedType:
+    """A mapped type over ``keyof T`` that binds ``T`` keeps a template with
+    ``T`` open (named after where the mapped type is written), which later
+    bindings reach too."""
+    inner = {name: value for name, value in bindings.items() if name != node.parameter}
+    template = node.template
+    if template is not None:
+        template = (template[0], substitute(template[1], bindings))
+    elif _keys_of_parameter(node.keys, bindings):
+        parameter = node.keys.target
+        opened = f"{parameter.name}@{node.token.line}:{node.token.column}"
+        kept_open = {**bindings, parameter.name: Reference(opened, (), parameter.token)}
+        template = (opened, _substitute_mapped(node, kept_open))
+    return MappedType(
+        node.parameter,
+        substitute(node.keys, bindings),
+        substitute(node.value, inner),
+        node.optional,
+        node.token,
+        substitute(node.rename, inner),
+        template,
+    )
+
+
+def _keys_of_parameter(keys: Any, bindings: Mapping[str, Any]) -> bool:
+    """Whether mapped keys are ``keyof T`` with ``T`` a type parameter bound here
+    to something other than a type parameter kept open."""
+    if not isinstance(keys, KeyOf) or not isinstance(keys.target, Reference):
+        return False
+    target = keys.target
+    if target.name not in bindings or target.member is not None or target.arguments:
+        return False
+    bound = bindings[target.name]
+    return not (isinstance(bound, Reference) and "@" in bound.name)
 
 
 def _substitute_conditional(node: Conditional, bindings: Mapping[str, Any]) -> Conditional:

@@ -83,7 +83,8 @@ MAX_DISTRIBUTED = 64
 MAX_TEMPLATE_TEXTS = 256
 """Strings a template literal type is spelled out as (beyond: a pattern)."""
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
-_UNION_FILTERS = frozenset({"Exclude", "Extract", "NonNullable"})
+_MEMBERWISE = frozenset({"Exclude", "Extract", "NonNullable", "Awaited"})
+"""Built-ins that take a union member by member."""
 _HOMOMORPHIC = frozenset({"Partial", "Required", "Readonly"})
 """Utilities that map an object type member by member, so distribute over a union."""
 _STRING_INTRINSICS = {
@@ -93,6 +94,11 @@ _STRING_INTRINSICS = {
     "Uncapitalize": lambda text: text[:1].lower() + text[1:],
 }
 _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
+_UNMAPPED_KEYWORDS = frozenset({"string", "number", "boolean", "null", "undefined", "never"})
+"""Types a homomorphic mapped type leaves as they are (``Partial<string>``)."""
+_ANY = Keyword("any")
+_PROPERTY_KEY = Union((Keyword("string"), Keyword("number")))
+"""``PropertyKey`` and ``keyof any`` without ``symbol``, which no JSON value holds."""
 _DERIVED = (IndexedAccess, TypeQuery, Conditional)
 """Types that stand for another, found by ``_resolved``."""
 
@@ -137,13 +143,30 @@ class _SchemaBuilder:
 
     def _declaration_schema(self, instance: Instance) -> dict:
         declaration = instance.declaration
+        array = self._array_interface(instance)
         if declaration.kind == "enum":
             schema: dict = {"enum": list(dict.fromkeys(declaration.members.values()))}
+        elif array is not None:
+            schema = self.schema(array)
         elif declaration.kind == "interface":
             schema = self._shape_schema(self._interface_shape(instance))
         else:
             schema = self.schema(instance.body)
         return _annotated(schema, declaration.description, declaration.token)
+
+    def _array_interface(self, instance: Instance) -> ArrayType | None:
+        """``interface JSONArray extends Array<JSONValue> {}``, the way to name a
+        recursive array type before TypeScript 3.7: the array itself (members of
+        its own would be properties an array cannot carry in JSON: refused)."""
+        bases = instance.extends
+        arrays = ("Array", "ReadonlyArray")
+        if not any(b.name in arrays and b.name not in self.declarations for b in bases):
+            return None
+        if len(bases) > 1 or instance.body.members or instance.body.index is not None:
+            message = f"interface {instance.declaration.name!r} extends an array: it can add no members and extend nothing else in JSON"
+            raise error_at(instance.declaration.token, message)
+        (element,) = self._arguments(bases[0], 1)
+        return ArrayType(element)
 
     def schema(self, node: Any) -> dict:
         if isinstance(node, Keyword):
@@ -165,9 +188,9 @@ class _SchemaBuilder:
         if isinstance(node, Intersection):
             return self._intersection(node)
         if isinstance(node, MappedType):
-            sequence = self._mapped_sequence(node)
-            if sequence is not None:
-                return self.schema(sequence)
+            image = self._mapped_image(node)
+            if image is not None:
+                return self.schema(image)
             return self._shape_schema(self.shape(node))
         if isinstance(node, KeyOf):
             return self._key_of(node)
@@ -298,6 +321,8 @@ class _SchemaBuilder:
         target = node.target
         if isinstance(target, _DERIVED):
             target = self._resolved(target)
+        if target == _ANY:  # string | number | symbol; JSON's keys are strings
+            return _PROPERTY_KEY.options
         if not isinstance(target, (ObjectType, Intersection, Reference, MappedType)):
             raise error_at(node.token, "keyof applies only to object types here")
         shape = self.shape(target)
@@ -404,6 +429,9 @@ class _SchemaBuilder:
                 return self.schema(
                     Union(tuple(Reference(node.name, (o,), node.token) for o in options))
                 )
+            kept = self._unmapped(options[0]) if options else None
+            if kept is not None:  # Partial<string> is string
+                return self.schema(kept)
         if node.name in _UTILITIES or node.name == "Record":
             return self._shape_schema(self.shape(node))
         if node.name in ("Array", "ReadonlyArray"):
@@ -412,8 +440,10 @@ class _SchemaBuilder:
         if node.name == "Date" and node.name not in self.declarations:
             self._arguments(node, 0)
             return {"type": "string", "format": "date-time"}
-        if node.name in _UNION_FILTERS and node.name not in self.declarations:
-            return self.schema(self._filtered_union(node))
+        if node.name in _MEMBERWISE and node.name not in self.declarations:
+            return self.schema(self._memberwise(node))
+        if node.name == "PropertyKey" and node.name not in self.declarations:
+            return self.schema(_PROPERTY_KEY)
         if node.name in _STRING_INTRINSICS and node.name not in self.declarations:
             return self.schema(self._recased(node))
         declaration = self._declaration(node)
@@ -423,10 +453,15 @@ class _SchemaBuilder:
             return {"const": declaration.members[node.member]}
         return self._reference_to(self.instances.instance(declaration, node.arguments, node.token))
 
-    def _filtered_union(self, node: Reference) -> Any:
+    def _memberwise(self, node: Reference) -> Any:
         """``Exclude<T, U>`` (the members of the union ``T`` not assignable to
         ``U``), ``Extract<T, U>`` (those assignable) and ``NonNullable<T>``
-        (``Exclude<T, null | undefined>``), member by member as TypeScript does."""
+        (``Exclude<T, null | undefined>``), member by member as TypeScript does;
+        and ``Awaited<T>``: each member, or what a ``Promise`` of it resolves to."""
+        if node.name == "Awaited":
+            (target,) = self._arguments(node, 1)
+            awaited = [self._awaited(member) for member in self._members(target, ())]
+            return awaited[0] if len(awaited) == 1 else Union(tuple(awaited))
         if node.name == "NonNullable":
             (target,) = self._arguments(node, 1)
             against: Any = Union((Literal(None), Keyword("undefined")))
@@ -441,6 +476,15 @@ class _SchemaBuilder:
         if not kept:
             return Keyword("never", node.token)  # refused where a value is needed
         return kept[0] if len(kept) == 1 else Union(tuple(kept))
+
+    def _awaited(self, member: Any) -> Any:
+        """What awaiting a value of ``member`` gives: a ``Promise``'s value, unwrapped
+        again while it is one (``Promise`` itself is not JSON, so only here)."""
+        promised = isinstance(member, Reference) and member.name in ("Promise", "PromiseLike")
+        if not promised or member.name in self.declarations:
+            return member
+        (value,) = self._arguments(member, 1)
+        return self._memberwise(Reference("Awaited", (value,), member.token))
 
     def _members(self, node: Any, through: tuple[str, ...]) -> Iterator[Any]:
         """A union's members, looking through type aliases (``through`` them
@@ -459,8 +503,11 @@ class _SchemaBuilder:
             if built_in and option.name in _STRING_INTRINSICS:
                 yield from self._members(self._recased(option), through)
                 continue
-            if built_in and option.name in _UNION_FILTERS:
-                yield from self._members(self._filtered_union(option), through)
+            if built_in and option.name == "PropertyKey":
+                yield from _PROPERTY_KEY.options
+                continue
+            if built_in and option.name in _MEMBERWISE:
+                yield from self._members(self._memberwise(option), through)
                 continue
             if isinstance(option, TemplateType):
                 texts = self._template_texts(option)
@@ -548,6 +595,8 @@ class _SchemaBuilder:
 
     def _indexed_by(self, target: Any, key: Any, node: IndexedAccess) -> Any:
         target = self._unaliased(target, node.token)
+        if target == _ANY:
+            return _ANY
         if isinstance(target, Union):
             options = [self._indexed_by(option, key, node) for option in target.options]
             unique = list(dict.fromkeys(options))
@@ -580,8 +629,8 @@ class _SchemaBuilder:
                 return node
             if node.name in ("Array", "ReadonlyArray") and node.name not in self.declarations:
                 return ArrayType(self._arguments(node, 1)[0])
-            if node.name in _UNION_FILTERS and node.name not in self.declarations:
-                node = self._filtered_union(node)
+            if node.name in _MEMBERWISE and node.name not in self.declarations:
+                node = self._memberwise(node)
                 continue
             declaration = self.declarations.get(node.name)
             if declaration is None or declaration.kind != "type":
@@ -712,8 +761,8 @@ class _SchemaBuilder:
             return self._record(node)
         if node.name in _UTILITIES:
             return self._utility(node)
-        if node.name in _UNION_FILTERS and node.name not in self.declarations:
-            return self.shape(self._filtered_union(node))
+        if node.name in _MEMBERWISE and node.name not in self.declarations:
+            return self.shape(self._memberwise(node))
         declaration = self._declaration(node)
         if declaration.kind == "enum" or node.member is not None:
             raise error_at(node.token, f"{node.name!r} is not an object type")
@@ -776,7 +825,10 @@ class _SchemaBuilder:
         """A member per key, each optional as written (``?``, ``-?``) or, over
         ``keyof T`` with nothing written, as in ``T`` (TypeScript's homomorphic
         mapped types, so ``{ [K in keyof T]: T[K] }`` is ``T``)."""
-        source = self.shape(node.keys.target) if isinstance(node.keys, KeyOf) else None
+        homomorphic = (
+            isinstance(node.keys, KeyOf) and self._unaliased(node.keys.target, node.token) != _ANY
+        )
+        source = self.shape(node.keys.target) if homomorphic else None
 
         def optional(name: str) -> bool:
             if node.optional is not None:
@@ -799,6 +851,36 @@ class _SchemaBuilder:
             node.token,
             "a mapped type",
         )
+
+    def _mapped_image(self, node: MappedType) -> Any | None:
+        """What a mapped type over ``keyof T``, ``T`` a type parameter, gives when
+        its argument is not an object type: each member of a union mapped apart
+        (``DeepPartial<A | null>`` is ``DeepPartial<A> | null``), a primitive left
+        as it is (``DeepPartial<string>`` is ``string``), an array or tuple mapped
+        element by element; else None (a member per key)."""
+        if node.template is not None and node.rename is None:
+            opened, template = node.template
+            images = [
+                self._unmapped(option) or substitute(template, {opened: option})
+                for option in dict.fromkeys(self._members(node.keys.target, ()))
+            ]
+            if len(images) > 1:
+                return Union(tuple(images))
+            if images and images[0] != node:  # the argument resolved (T[K]: its type)
+                return images[0]
+        return self._mapped_sequence(node)
+
+    def _unmapped(self, target: Any) -> Any | None:
+        """``target`` itself when a homomorphic mapping leaves it as it is: a
+        primitive, literal or template literal type (and ``Date``, whose JSON
+        text is a string; TypeScript would map its methods); else None."""
+        target = self._unaliased(target, None)
+        if isinstance(target, (Literal, TemplateType)):
+            return target
+        if isinstance(target, Keyword) and target.name in _UNMAPPED_KEYWORDS:
+            return target
+        built_in_date = isinstance(target, Reference) and target.name == "Date"
+        return target if built_in_date and "Date" not in self.declarations else None
 
     def _mapped_sequence(self, node: MappedType) -> ArrayType | TupleType | None:
         """``{ [K in keyof T]: ... }`` over an array or tuple type ``T`` is an array
@@ -907,6 +989,8 @@ class _SchemaBuilder:
             kept = {n: p for n, p in shape.properties.items() if keep(n)}
             return _Shape(kept, shape.additional, shape.names)
         (target,) = self._arguments(node, 1)
+        if self._unaliased(target, node.token) == _ANY:  # Partial<any>: { [x: string]: any }
+            return _Shape({}, {})
         shape = self.shape(target)
         if node.name == "Readonly":
             return shape

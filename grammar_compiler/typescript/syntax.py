@@ -108,6 +108,11 @@ class MappedType:
     optional: bool | None  # ? or +? (True), -? (False), none written (None)
     token: Token = field(compare=False)
     rename: Any = None  # the type after 'as': each key's new name (never: left out)
+    template: tuple[str, Any] | None = field(default=None, compare=False)
+    """Set when ``keys`` was ``keyof T`` with ``T`` a type parameter, now bound:
+    a name, and this mapped type with that name in place of ``T``. TypeScript
+    applies such a mapped type to each member of a union argument apart and
+    leaves a primitive argument as it is, which needs ``T`` open again."""
 
 
 @dataclass(frozen=True)
