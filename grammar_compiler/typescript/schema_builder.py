@@ -163,7 +163,10 @@ class _SchemaBuilder:
         if not any(b.name in arrays and b.name not in self.declarations for b in bases):
             return None
         if len(bases) > 1 or instance.body.members or instance.body.index is not None:
-            message = f"interface {instance.declaration.name!r} extends an array: it can add no members and extend nothing else in JSON"
+            message = (
+                f"interface {instance.declaration.name!r} extends an array: "
+                "it can add no members and extend nothing else in JSON"
+            )
             raise error_at(instance.declaration.token, message)
         (element,) = self._arguments(bases[0], 1)
         return ArrayType(element)
