@@ -796,6 +796,22 @@ def test_invalid_json_reports_line_and_column() -> None:
             id="ref-cycle",
         ),
         pytest.param(
+            {
+                "$defs": {
+                    "pair": {
+                        **OBJ,
+                        "properties": {"k": {"allOf": [{"const": "a"}, {"const": "b"}]}},
+                        "required": ["k"],
+                    }
+                },
+                **OBJ,
+                "properties": {"p": {"$ref": "#/$defs/pair"}},
+                "required": ["p"],
+            },
+            "no enum/const value at /$defs/pair/properties/k satisfies the rest",
+            id="ref-without-value-named-not-recursion",
+        ),
+        pytest.param(
             {"$ref": "#/$defs/bool", "$defs": {"bool": False}},
             "the schema at /$defs/bool is false",
             id="ref-to-false",

@@ -275,3 +275,42 @@ def test_an_array_interface_with_members_is_refused() -> None:
     source = "interface Rows extends Array<number> { total: number }"
     with pytest.raises(ConstraintError, match="extends an array: it can add no members"):
         compile_typescript(source, "Rows")
+
+
+# Found by bench.typescript_fuzz (tsc judging random types); each text's fate is tsc's.
+FOUND_BY_FUZZING = """
+type Kind<T> = T extends string ? "text" : T extends number ? "num" : "other";
+type DeepPartial<T> = { [K in keyof T]?: DeepPartial<T[K]> };
+export type NotTrue = Exclude<1 | 0 | "a", true | false>;
+export type Pixels = `${number}px`;
+export type Indexed = { id?: string | 2; n?: number } & { [key: string]: number };
+export type Rest = DeepPartial<{ m: [string, ...(null | true)[]] }>;
+export type Reduced = Kind<{ kind: "a" } & { kind: "b" }> | Kind<{ kind: "a" | "b" } & { kind: "b" }>;
+export type Kept = { [K in keyof { a: 1; [k: string]: number }]: string };
+"""
+
+
+@pytest.mark.parametrize(
+    ("type_name", "text", "taken"),
+    [
+        ("NotTrue", "1", True),  # Python's True == 1 once made Exclude drop 1
+        ("NotTrue", "0", True),
+        ("Pixels", '"12.5e3px"', True),
+        ("Pixels", '"1e400px"', False),  # Infinity: not a `${number}`
+        ("Pixels", '"-7e99px"', True),
+        ("Indexed", '{"n": 1}', True),
+        ("Indexed", '{"id": "x"}', False),  # id must also be a number
+        ("Indexed", '{"id": 2}', True),
+        ("Indexed", '{"other": 2}', True),
+        ("Rest", '{"m": ["a", null, true]}', True),
+        ("Rest", '{"m": ["a", "b"]}', False),  # the rest's elements, not every element's
+        ("Reduced", '"text"', False),  # { kind: "a" } & { kind: "b" } is never
+        ("Reduced", '"other"', True),
+        ("Kept", '{"a": "x", "b": "y"}', True),
+        ("Kept", '{"b": "y"}', False),  # a stays beside the index signature
+    ],
+)
+def test_types_the_fuzzer_found_mistranslated(type_name: str, text: str, taken: bool) -> None:
+    decoder = Decoder(compile_typescript(FOUND_BY_FUZZING, type_name).value)
+    assert decoder.accepts(text) == taken
+    assert (typescript_errors(FOUND_BY_FUZZING, type_name, [text]) == {}) == taken

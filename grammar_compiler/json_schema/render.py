@@ -67,6 +67,7 @@ class Renderer:
         self.alive: set[str] = set()
         self._used: list[str] = []
         self.first_contradiction: str | None = None
+        self.first_dead_ref: str | None = None  # when the first contradiction is a dead $ref
         self._number_names: dict[str, str] = {}  # shared number schema (JSON) -> its name
         self._number_schemas: dict[str, dict] = {}
         # A string pattern -> each schema rendered with it (a stand-in) and
@@ -88,11 +89,26 @@ class Renderer:
                 break
             dead |= newly_dead
         if rendered is None:
-            reason = self.first_contradiction or "a $ref recursion never ends"
-            raise ConstraintError(f"no JSON value satisfies the schema: {reason}")
+            raise ConstraintError(f"no JSON value satisfies the schema: {self._explained()}")
         definitions.update(self._number_schemas)
         definitions.update(self._string_definitions())
         return {**rendered, "$defs": definitions} if definitions else rendered
+
+    def _explained(self) -> str:
+        """The first contradiction, followed into a dead ``$ref``'s definition: a
+        definition may have no value without any recursion (a required property
+        of two consts that disagree), and then that is the reason to give."""
+        reason = self.first_contradiction or "a $ref recursion never ends"
+        ref, seen = self.first_dead_ref, set()
+        while ref is not None and ref not in seen:
+            seen.add(ref)
+            inner = Renderer(self.compiler)
+            inner.alive = self.alive
+            inner.render(self.compiler.definitions[ref])
+            if inner.first_contradiction is None:
+                break
+            reason, ref = inner.first_contradiction, inner.first_dead_ref
+        return reason
 
     def _render_definitions(self) -> dict[str, Any]:
         definitions: dict[str, Any] = {}
@@ -151,6 +167,8 @@ class Renderer:
             if node.ref not in self.alive:
                 definition = self.compiler.definitions[node.ref]
                 target = location(self.compiler.target_of(node.ref))
+                if self.first_contradiction is None and not definition.never:
+                    self.first_dead_ref = node.ref
                 self._dead(definition.never or f"the $ref recursion through {target} never ends")
                 return None
             self._used.append(node.ref)

@@ -145,9 +145,41 @@ class Relations:
         for member in self.builder.members(node):
             if member == Keyword("boolean"):
                 found += [Literal(True), Literal(False)]
-            else:
+            elif not (isinstance(member, Intersection) and self.reduced_to_never(member, token)):
                 found.append(self.builder.unaliased(member, token))
         return list(dict.fromkeys(found))
+
+    def reduced_to_never(self, node: Intersection, token: Token) -> bool:
+        """Whether TypeScript reads an intersection of object types as ``never``:
+        a member required in one of them, of a literal type in one, that no
+        value of all of their types for it fits (``{ kind: "a" } & { kind: "b" }``,
+        ``{ n: 1 } & { n?: string }``), as its discriminant rule does."""
+        parts = [self.builder.unaliased(part, token) for part in node.parts]
+        if not all(isinstance(part, _OBJECT_LIKE) for part in parts):
+            return False
+        shapes = [self.builder.shape(part) for part in parts]
+        for name in dict.fromkeys(name for shape in shapes for name in shape.properties):
+            holders = [
+                part for part, shape in zip(parts, shapes, strict=True) if name in shape.properties
+            ]
+            if len(holders) < 2 or all(
+                shape.properties[name].optional for shape in shapes if name in shape.properties
+            ):
+                continue
+            types = [
+                _defined(self.options(self.builder.member_type(part, name, token), token))
+                for part in holders
+            ]
+            literal_sets = [t for t in types if t and all(isinstance(o, Literal) for o in t)]
+            if not literal_sets:
+                continue
+            others = [Union(tuple(t)) if len(t) != 1 else t[0] for t in types if t]
+            if not any(
+                all(self.assignable(value, other, token) for other in others)
+                for value in literal_sets[0]
+            ):
+                return True
+        return False
 
     def _single(self, source: Any, target: Any, token: Token, inferred: dict[str, Any]) -> bool:
         for side in (source, target):
@@ -297,6 +329,12 @@ class Relations:
         if node.index is not None:
             flags[None] = True
         return flags
+
+
+def _defined(options: list[Any]) -> list[Any]:
+    """A member's types without ``undefined`` (an optional member's own, which a
+    required member of the same name leaves out)."""
+    return [option for option in options if option != Keyword("undefined")]
 
 
 def _has_infer(node: TemplateType) -> bool:

@@ -397,7 +397,7 @@ class _SchemaBuilder:
         return schema
 
     def _union(self, node: Union) -> dict:
-        options = [option for option in _flatten_union(node) if option != _NEVER]
+        options = [option for option in _flatten_union(node) if not self._is_never(option)]
         if any(option != Keyword("undefined") for option in options):
             # JSON has no undefined: a value of T | undefined written out is a T
             # (a member whose value is undefined is left out, an array's is null)
@@ -411,8 +411,7 @@ class _SchemaBuilder:
             names = dict.fromkeys("null" if isinstance(o, Literal) else o.name for o in options)
             return {"type": list(names)}
         if all(isinstance(o, Literal) for o in options):
-            values = list(dict.fromkeys(_hashable(o.value) for o in options))
-            return {"enum": [_unhashable(v) for v in values]}
+            return {"enum": [o.value for o in dict.fromkeys(options)]}  # true and 1 stay apart
         schemas: dict[str, dict] = {}
         for option in options:
             schema = self.schema(option)
@@ -479,6 +478,21 @@ class _SchemaBuilder:
         if not kept:
             return Keyword("never", node.token)  # refused where a value is needed
         return kept[0] if len(kept) == 1 else Union(tuple(kept))
+
+    def _never_intersection(self, option: Any, token: Token) -> bool:
+        return isinstance(option, Intersection) and self.relations.reduced_to_never(option, token)
+
+    def _is_never(self, option: Any) -> bool:
+        """Whether a union member has no value: ``never``, or an alias or derived
+        type that comes to it (``Kind<"a">`` with ``Kind<T> = T extends string ?
+        never : T``), which a union leaves out as TypeScript does."""
+        if not isinstance(option, (Reference, *_DERIVED)):
+            return option == _NEVER
+        return all(
+            member == _NEVER
+            or (isinstance(member, MappedType) and self._mapped_image(member) == _NEVER)
+            for member in self._members(option, ())
+        )
 
     def _awaited(self, member: Any) -> Any:
         """What awaiting a value of ``member`` gives: a ``Promise``'s value, unwrapped
@@ -832,6 +846,10 @@ class _SchemaBuilder:
             isinstance(node.keys, KeyOf) and self._unaliased(node.keys.target, node.token) != _ANY
         )
         source = self.shape(node.keys.target) if homomorphic else None
+        keys = node.keys
+        if source is not None and source.additional is not False:
+            # over keyof T, T's members stay beside its index signature, as in TypeScript
+            keys = Union((*(Literal(name) for name in source.properties), *self._keys(keys)))
 
         def optional(name: str) -> bool:
             if node.optional is not None:
@@ -843,7 +861,11 @@ class _SchemaBuilder:
             return self.schema(substitute(node.value, {node.parameter: key}))
 
         if node.rename is None:
-            return self._keyed_shape(node.keys, value, optional, node.token, "a mapped type")
+            shape = self._keyed_shape(keys, value, optional, node.token, "a mapped type")
+            # each member must also take the type mapped from the index signature,
+            # which TypeScript checks against every property of a value
+            properties = _indexed_too(shape.properties, _Shape({}, shape.additional, shape.names))
+            return _Shape(properties, shape.additional, shape.names)
         renamed = self._renamed_keys(node)
         by_name = {str(new.value): key for new, key in renamed.items() if isinstance(new, Literal)}
         keys = Union(tuple(renamed)) if renamed else _NEVER
@@ -866,9 +888,10 @@ class _SchemaBuilder:
             images = [
                 self._unmapped(option) or substitute(template, {opened: option})
                 for option in dict.fromkeys(self._members(node.keys.target, ()))
+                if not self._never_intersection(option, node.token)
             ]
-            if len(images) > 1:
-                return Union(tuple(images))
+            if len(images) != 1:
+                return Union(tuple(images)) if images else _NEVER
             if images and images[0] != node:  # the argument resolved (T[K]: its type)
                 return images[0]
         return self._mapped_sequence(node)
@@ -898,8 +921,8 @@ class _SchemaBuilder:
             return None
         elements = []
         for position, element in enumerate(target.elements):
-            key = Keyword("number") if element.rest else Literal(position)
-            mapped = substitute(node.value, {node.parameter: key})
+            # a rest element's key is its position too: T[K] is then its elements' type
+            mapped = substitute(node.value, {node.parameter: Literal(position)})
             optional = element.optional if node.optional is None else node.optional
             elements.append(
                 TupleElement(ArrayType(mapped) if element.rest else mapped, optional, element.rest)
@@ -1004,6 +1027,11 @@ class _SchemaBuilder:
         return _Shape(properties, shape.additional, shape.names)
 
     def _merge_shapes(self, a: _Shape, b: _Shape, token: Token) -> _Shape:
+        """``A & B``: a member of both has both types; a member of one whose name
+        the other's index signature takes has that signature's type too (in
+        ``{ id: string } & { [k: string]: number }``, ``id`` is ``string & number``)."""
+        a = _Shape(_indexed_too(a.properties, b), a.additional, a.names)
+        b = _Shape(_indexed_too(b.properties, a), b.additional, b.names)
         properties = dict(a.properties)
         for name, prop in b.properties.items():
             if name in properties:
@@ -1057,12 +1085,15 @@ _NEVER = Keyword("never")
 
 _PRINTED_KEYWORDS = {
     "string": ".*",
-    "number": r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?",
+    "number": r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]+)?(?:[eE](?:-[0-9]+|\+?[0-9]{1,2}))?",
     "boolean": "true|false",
     "undefined": "undefined",
 }
 """What a placeholder of these types prints as: any text, a number as JSON
-writes one (TypeScript takes any numeric string; this is a subset), ..."""
+writes one, ... TypeScript takes a numeric string whose value is finite
+(``"1e400"`` is not a `${number}`: it reads as Infinity), so the number is
+kept below 1e200: at most 100 digits before the point and an exponent of at
+most 99 (any negative one: a tiny number is finite). A subset either way."""
 _REGEX_SPECIAL = re.compile(r"[\\^$.|?*+()\[\]{}]")
 
 
@@ -1145,11 +1176,41 @@ def _primitive_intersection(node: Intersection) -> Any:
     return Keyword(keywords.pop()) if len(keywords) == 1 else _NEVER
 
 
+def _indexed_too(properties: dict[str, _Property], other: _Shape) -> dict[str, _Property]:
+    """``properties`` each with ``other``'s index signature type added where
+    ``other`` has no member of that name and its signature takes the name."""
+    if other.additional is False or other.additional == {}:
+        return properties
+    return {
+        name: _Property({"allOf": [prop.schema, other.additional]}, prop.optional, prop.refusal)
+        if name not in other.properties
+        and prop.schema != other.additional
+        and _takes_name(other.names, name)
+        else prop
+        for name, prop in properties.items()
+    }
+
+
+def _takes_name(names: dict | None, name: str) -> bool:
+    """Whether an index signature's name schema (None: any name) takes ``name``."""
+    if not names:
+        return True
+    if "anyOf" in names:
+        return any(_takes_name(option, name) for option in names["anyOf"])
+    if "allOf" in names:
+        return all(_takes_name(option, name) for option in names["allOf"])
+    return re.search(names["pattern"], name) is not None
+
+
 def _tuple_element(node: TupleType, key: Any) -> Any:
-    """A tuple's element at a numeric literal, or the union of all of them at ``number``."""
+    """A tuple's element at a numeric literal (past the fixed ones, its rest's
+    elements), or the union of all of them at ``number``."""
     types = [e.type.element if e.rest else e.type for e in node.elements]
     if isinstance(key, Literal):
         fixed = [e for e in node.elements if not e.rest]
+        rest = [e.type.element for e in node.elements if e.rest]
+        if key.value >= len(fixed) and rest:
+            return rest[0]
         if not 0 <= key.value < len(fixed):
             return None
         element = fixed[key.value]
@@ -1167,12 +1228,3 @@ def _without_undefined(node: Any) -> Any:
     if not options:
         return Keyword("undefined")
     return options[0] if len(options) == 1 else Union(options)
-
-
-def _hashable(value: Any) -> Any:
-    """Literal values as dictionary keys: True and 1 must stay distinct."""
-    return (type(value).__name__ == "bool", value)
-
-
-def _unhashable(key: Any) -> Any:
-    return key[1]

@@ -25,9 +25,23 @@ class Keyword:
     token: Token | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Literal:
     value: Any  # str, int, float, bool, or None for null
+
+    def _identity(self) -> tuple[str, Any]:
+        """The value with its JavaScript type: Python has ``True == 1`` and
+        ``False == 0``, TypeScript's ``true`` and ``1`` are different types
+        (``1`` and ``1.0`` are one number in both)."""
+        value = self.value
+        kind = "boolean" if isinstance(value, bool) else type(value).__name__
+        return ("number" if kind in ("int", "float") else kind), value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
 
 @dataclass(frozen=True)
