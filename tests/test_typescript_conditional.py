@@ -285,7 +285,8 @@ export type NotTrue = Exclude<1 | 0 | "a", true | false>;
 export type Pixels = `${number}px`;
 export type Indexed = { id?: string | 2; n?: number } & { [key: string]: number };
 export type Rest = DeepPartial<{ m: [string, ...(null | true)[]] }>;
-export type Reduced = Kind<{ kind: "a" } & { kind: "b" }> | Kind<{ kind: "a" | "b" } & { kind: "b" }>;
+type Both = { kind: "a" | "b" } & { kind: "b" };
+export type Reduced = Kind<{ kind: "a" } & { kind: "b" }> | Kind<Both>;
 export type Kept = { [K in keyof { a: 1; [k: string]: number }]: string };
 """
 
