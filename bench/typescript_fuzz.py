@@ -9,7 +9,8 @@ the real compiler is the judge: each random source (interfaces, aliases,
 enums, generics, unions and intersections, tuples, index signatures,
 template literal types, ``Partial``/``Pick``/``Omit``/``Record``,
 ``keyof``, indexed access, conditional types, ``Exclude``/``Extract``,
-homomorphic mapped types like ``DeepPartial``) is compiled; what compiles is
+homomorphic mapped types like ``DeepPartial``, key remapping with ``as``,
+``typeof`` of ``as const`` values) is compiled; what compiles is
 walked at random through xgrammar with the decoder's repeat guard, and
 ``tsc --strict`` type-checks every walk as the initializer of a constant of
 the type (unsound: the service could write it, TypeScript refuses it).
@@ -94,7 +95,7 @@ class _Drawer:
         for index in range(self.rng.randint(1, 3)):
             name = f"T{index}"
             members = self._members(2, self_name=name)
-            self.source.members[name] = [m.split("?")[0].split(":")[0] for m in members]
+            self.source.members[name] = [_member_name(m) for m in members]
             body = "; ".join(members)
             if self.rng.random() < 0.5:
                 self.source.declarations.append(f"interface {name} {{ {body} }}")
@@ -115,7 +116,8 @@ class _Drawer:
                 value = self.type(depth)
             if optional and self.rng.random() < 0.2:
                 value = f"{value} | undefined"
-            members.append(f"{name}{optional}: {value}")
+            readonly = "readonly " if self.rng.random() < 0.1 else ""
+            members.append(f"{readonly}{name}{optional}: {value}")
         return members
 
     def type(self, depth: int) -> str:
@@ -137,7 +139,7 @@ class _Drawer:
             name = self.rng.choice(self.source.objects)
             return name, self.source.members[name]
         members = self._members(depth)
-        return "{ " + "; ".join(members) + " }", [m.split("?")[0].split(":")[0] for m in members]
+        return "{ " + "; ".join(members) + " }", [_member_name(m) for m in members]
 
     def _object(self, depth: int) -> str:
         roll = self.rng.random()
@@ -177,8 +179,28 @@ class _Drawer:
         return self.rng.choice(choices)
 
     def _record(self, depth: int) -> str:
-        keys = self.rng.choice(('"k1" | "k2"', "string", "`x-${number}`", '"k1"'))
+        keys = self.rng.choice(('"k1" | "k2"', "string", "`x-${number}`", '"k1"', "number"))
         return f"Record<{keys}, {self.type(depth)}>"
+
+    def _renamed(self, depth: int) -> str:
+        name, _ = self._object_name(depth)
+        rename = self.rng.choice(
+            ("`get${Capitalize<K & string>}`", 'Exclude<K, "id">', "Uppercase<K & string>")
+        )
+        return f"{{ [K in keyof {name} as {rename}]: ({name})[K] }}"
+
+    def _constant(self, depth: int) -> str:
+        """A type read off a written value: ``typeof`` a constant ``as const``."""
+        index = len(self.source.declarations)
+        value = self.rng.choice(
+            ('{ a: 1, b: "x", c: [true, null] }', '["s", "m", "l"]', '{ on: "ON", off: "OFF" }')
+        )
+        self.source.declarations.append(f"const C{index} = {value} as const;")
+        if value.startswith("["):
+            return f"(typeof C{index})[number]"
+        return self.rng.choice(
+            (f"(typeof C{index})[keyof typeof C{index}]", f"keyof typeof C{index}")
+        )
 
     def _keys(self, depth: int) -> str:
         name, members = self._object_name(depth)
@@ -226,7 +248,14 @@ class _Drawer:
         _template,
         _filter,
         _generic,
+        _renamed,
+        _constant,
     )
+
+
+def _member_name(member: str) -> str:
+    """``id`` of ``readonly id?: string``."""
+    return member.removeprefix("readonly ").split("?")[0].split(":")[0]
 
 
 def _mutants(text: str, rng: random.Random, count: int) -> list[str]:
