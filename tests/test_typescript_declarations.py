@@ -410,6 +410,22 @@ export interface Moves { [Dir.Up]: number; [Dir.Down]?: number; ["x-y"]: boolean
         compile_typescript("interface A { [Later.X]: string }\nenum Later { X = 'x' }", "A")
 
 
+def test_computed_member_names_of_literal_constants() -> None:
+    source = """
+const KIND = "kind";
+const Field = { Id: "id", Rank: 2 } as const;
+export interface Row { [KIND]: "row"; [Field.Id]: string; [Field.Rank]?: number }
+"""
+    schema = typescript_to_json_schema(source, "Row")["$defs"]["Row"]
+    assert list(schema["properties"]) == ["kind", "id", "2"]
+    assert schema["required"] == ["kind", "id"]
+    assert _judged(source, "Row", ['{"kind": "row", "id": "a", "2": 1}']) == {}
+    assert typescript_errors(source, "Row", _sampled(source, "Row")) == {}
+    for widened in ('let KEY = "k";', 'const KEY = String("k");'):
+        with pytest.raises(ConstraintError, match="computed member name"):
+            compile_typescript(f"{widened}\ninterface A {{ [KEY]: string }}", "A")
+
+
 def test_regex_literals_in_code_beside_the_types() -> None:
     """A regex literal holding a brace, quote or backslash does not throw off
     the reading of the statements around it; division stays division."""

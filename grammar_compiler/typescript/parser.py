@@ -100,6 +100,11 @@ _WRAPPER_TYPES = {
 ONE_SOURCE = "this service reads one source text, so declare the type in it"
 
 
+def _key_literal(node: Any) -> bool:
+    """Whether a constant's type is a literal a member may be named by."""
+    return isinstance(node, Literal) and type(node.value) in (str, int)
+
+
 class _Parser:
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
@@ -110,6 +115,7 @@ class _Parser:
         self.in_signature = 0  # inside a function type or method: void and the like allowed
         self.this_type: Reference | None = None  # what 'this' is in the interface being read
         self.enum_members: dict[str, dict[str, Any]] = {}  # the enums read so far, for Other.X
+        self.constant_keys: dict[str, Any] = {}  # literal consts read so far, for [KEY] and [K.A]
 
     # -- helpers ---------------------------------------------------------
 
@@ -315,11 +321,23 @@ class _Parser:
         )
 
     def _add_value(self, found: Declarations, value: Value) -> None:
+        self._record_constant_keys(value)
         if self.scope:
             value = dataclasses.replace(value, name=".".join([*self.scope, value.name]))
         if value.name in found.values:
             raise self.error(f"duplicate declaration of variable {value.name!r}", value.token)
         found.values[value.name] = value
+
+    def _record_constant_keys(self, value: Value) -> None:
+        """The names a computed member may be written with: a constant's own
+        string or number literal (``const KEY = "k"``), and those of an object
+        written ``as const`` (``Keys.A``)."""
+        if _key_literal(value.type):
+            self.constant_keys[value.name] = value.type.value
+        if isinstance(value.type, ObjectType):
+            for member in value.type.members:
+                if _key_literal(member.type):
+                    self.constant_keys[f"{value.name}.{member.name}"] = member.type.value
 
     # -- statements set aside --------------------------------------------
 
@@ -1060,16 +1078,20 @@ class _Parser:
             self.advance()
             name = token.value
         else:
-            enum = self.name("an enum name").text
-            member = self.name("an enum member").text if self.accept(".") else None
-            values = self.enum_members.get(enum, {})
-            if member is None or member not in values:
+            first = self.name("an enum or constant name").text
+            member = self.name("a member name").text if self.accept(".") else None
+            values = self.enum_members.get(first, {})
+            written = first if member is None else f"{first}.{member}"
+            if member is not None and member in values:
+                name = str(values[member])
+            elif written in self.constant_keys:
+                name = str(self.constant_keys[written])
+            else:
                 raise self.unsupported(
-                    "computed member name (give a string literal or a member of an enum "
-                    "declared before)",
+                    "computed member name (give a string literal, or a member of an enum or "
+                    "a constant with a string or number literal value declared before)",
                     bracket,
                 )
-            name = str(values[member])
         self.expect("]")
         return name
 
