@@ -199,6 +199,7 @@ interface Tree { value: number; kids: Tree[]; label: "a" | "b" | null; meta: any
 export type Patch = DeepPartial<{ tree: Tree; pair: [string, Tree?] }>;
 export type Full = DeepRequired<{ a?: { b?: number | null }; c: string }>;
 export type Loose = Partial<string> | Readonly<null> | Required<1>;
+export type Unknown = { deep: DeepPartial<{ a: unknown }>; flat: Partial<unknown> };
 """
 
 
@@ -219,6 +220,10 @@ export type Loose = Partial<string> | Readonly<null> | Required<1>;
         ("Loose", "null", True),
         ("Loose", "1", True),
         ("Loose", "2", False),
+        ("Unknown", '{"deep": {"a": 5}, "flat": "s"}', True),  # {}: every value but null
+        ("Unknown", '{"deep": {"a": [1]}, "flat": {}}', True),
+        ("Unknown", '{"deep": {"a": null}, "flat": 1}', False),
+        ("Unknown", '{"deep": {}, "flat": null}', False),
     ],
 )
 def test_homomorphic_mapped_types_leave_primitives_and_map_unions_apart(
@@ -233,7 +238,7 @@ def test_homomorphic_mapped_types_leave_primitives_and_map_unions_apart(
 
 
 def test_homomorphic_mapped_types_sampled_outputs_are_values() -> None:
-    for type_name in ("Patch", "Full", "Loose"):
+    for type_name in ("Patch", "Full", "Loose", "Unknown"):
         _samples_judged(HOMOMORPHIC, type_name)
 
 

@@ -97,6 +97,8 @@ _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
 _UNMAPPED_KEYWORDS = frozenset({"string", "number", "boolean", "null", "undefined", "never"})
 """Types a homomorphic mapped type leaves as they are (``Partial<string>``)."""
 _ANY = Keyword("any")
+_NOT_NULL = Union((Keyword("string"), Keyword("number"), Keyword("boolean"), Keyword("object")))
+"""TypeScript's ``{}`` as a type of values: every JSON value but null."""
 _PROPERTY_KEY = Union((Keyword("string"), Keyword("number")))
 """``PropertyKey`` and ``keyof any`` without ``symbol``, which no JSON value holds."""
 _DERIVED = (IndexedAccess, TypeQuery, Conditional)
@@ -899,10 +901,13 @@ class _SchemaBuilder:
     def _unmapped(self, target: Any) -> Any | None:
         """``target`` itself when a homomorphic mapping leaves it as it is: a
         primitive, literal or template literal type (and ``Date``, whose JSON
-        text is a string; TypeScript would map its methods); else None."""
+        text is a string; TypeScript would map its methods); for ``unknown``,
+        the ``{}`` TypeScript makes of it (every value but null); else None."""
         target = self._unaliased(target, None)
         if isinstance(target, (Literal, TemplateType)):
             return target
+        if target == Keyword("unknown"):  # mapped over keyof unknown (never): {}, not null
+            return _NOT_NULL
         if isinstance(target, Keyword) and target.name in _UNMAPPED_KEYWORDS:
             return target
         built_in_date = isinstance(target, Reference) and target.name == "Date"
