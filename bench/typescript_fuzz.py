@@ -70,6 +70,7 @@ class _Source:
     declarations: list[str] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)
     objects: list[str] = field(default_factory=list)  # names of declared object types
+    unions: list[str] = field(default_factory=list)  # names of declared tagged unions
     members: dict[str, list[str]] = field(default_factory=dict)  # their member names
 
     def text(self, root: str) -> str:
@@ -93,19 +94,51 @@ class _Drawer:
             )
             self.source.declarations.append(f"enum E {{ {members} }}")
         for index in range(self.rng.randint(1, 3)):
-            name = f"T{index}"
-            members = self._members(2, self_name=name)
-            self.source.members[name] = [_member_name(m) for m in members]
-            body = "; ".join(members)
-            if self.rng.random() < 0.5:
-                self.source.declarations.append(f"interface {name} {{ {body} }}")
-            else:
-                self.source.declarations.append(f"type {name} = {{ {body} }};")
-            self.source.objects.append(name)
+            self._declare(f"T{index}")
+        if self.rng.random() < 0.3:
+            self._declare_tagged_union()
         return self.source.text(self.type(3))
 
-    def _members(self, depth: int, self_name: str | None = None) -> list[str]:
-        names = self.rng.sample(_NAMES, self.rng.randint(1, 4))
+    def _declare(self, name: str) -> None:
+        """An object type as an interface (perhaps extending one before it), an
+        alias, a class of fields, or an interface in a namespace."""
+        members = self._members(2, self_name=name)
+        names = [_member_name(m) for m in members]
+        body = "; ".join(members)
+        form = self.rng.choice(("interface", "alias", "extends", "class", "namespace"))
+        referenced = name
+        if form == "extends" and self.source.objects:
+            base = self.rng.choice(self.source.objects)
+            names = list(dict.fromkeys(self.source.members[base] + names))
+            self.source.declarations.append(f"interface {name} extends {base} {{ {body} }}")
+        elif form == "alias":
+            self.source.declarations.append(f"type {name} = {{ {body} }};")
+        elif form == "class":
+            fields = "; ".join(m if "?" in m.split(":")[0] else _definite(m) for m in members)
+            self.source.declarations.append(f"class {name} {{ {fields} }}")
+        elif form == "namespace":
+            referenced = f"N{name}.{name}"
+            self.source.declarations.append(
+                f"namespace N{name} {{ export interface {name} {{ {body} }} }}"
+            )
+        else:
+            self.source.declarations.append(f"interface {name} {{ {body} }}")
+        self.source.members[referenced] = names
+        self.source.objects.append(referenced)
+
+    def _declare_tagged_union(self) -> None:
+        """A union of object types told apart by a literal ``kind``."""
+        options = [
+            f'{{ kind: "{tag}"; {"; ".join(self._members(1, leaving_out="kind"))} }}'
+            for tag in self.rng.sample(("a", "b", "c"), self.rng.randint(2, 3))
+        ]
+        self.source.declarations.append(f"type U = {' | '.join(options)};")
+        self.source.unions.append("U")
+
+    def _members(
+        self, depth: int, self_name: str | None = None, leaving_out: str = ""
+    ) -> list[str]:
+        names = self.rng.sample([n for n in _NAMES if n != leaving_out], self.rng.randint(1, 4))
         members = []
         for name in names:
             optional = "?" if self.rng.random() < 0.3 else ""
@@ -202,6 +235,23 @@ class _Drawer:
             (f"(typeof C{index})[keyof typeof C{index}]", f"keyof typeof C{index}")
         )
 
+    def _tagged(self, depth: int) -> str:
+        if not self.source.unions:
+            return self._union(depth)
+        union = self.source.unions[0]
+        return self.rng.choice(
+            (
+                union,
+                f'Extract<{union}, {{ kind: "a" }}>',
+                f'Exclude<{union}, {{ kind: "b" }}>',
+                f'({union})["kind"]',
+                f'Pick<{union}, "kind">',
+                f"Partial<{union}>",
+                f"keyof {union}",
+                f"({union})[]",
+            )
+        )
+
     def _keys(self, depth: int) -> str:
         name, members = self._object_name(depth)
         if self.rng.random() < 0.5:
@@ -250,7 +300,14 @@ class _Drawer:
         _generic,
         _renamed,
         _constant,
+        _tagged,
     )
+
+
+def _definite(member: str) -> str:
+    """A class field written with ``!`` (strict mode wants an initializer otherwise)."""
+    name, value = member.split(":", 1)
+    return f"{name}!:{value}"
 
 
 def _member_name(member: str) -> str:

@@ -185,6 +185,7 @@ export type B = { list: Boxed<string[]>; pair: Boxed<[number, boolean?]>; loose:
         ("type T = `a${string}` extends `${string}b` ? 1 : 2", "two template literal types"),
         ("type T = 'ab' extends `${infer H}b` ? H : 0", "infer inside a template literal type"),
         ("type T = 1 extends 2 ? never : never", "'never' has no value"),
+        ("type T = keyof { [k: `a${string}`]: 1 }", "keyed by a template literal type"),
     ],
 )
 def test_what_is_not_decided_is_refused(source: str, message: str) -> None:
@@ -293,6 +294,8 @@ export type Rest = DeepPartial<{ m: [string, ...(null | true)[]] }>;
 type Both = { kind: "a" | "b" } & { kind: "b" };
 export type Reduced = Kind<{ kind: "a" } & { kind: "b" }> | Kind<Both>;
 export type Kept = { [K in keyof { a: 1; [k: string]: number }]: string };
+export type TrueIsNotOne = ({ n: true } & { n?: 1 | undefined }) | 0;
+export type NumberKeys = DeepPartial<{ k: Record<number, 1> }>;
 """
 
 
@@ -314,6 +317,10 @@ export type Kept = { [K in keyof { a: 1; [k: string]: number }]: string };
         ("Reduced", '"other"', True),
         ("Kept", '{"a": "x", "b": "y"}', True),
         ("Kept", '{"b": "y"}', False),  # a stays beside the index signature
+        ("TrueIsNotOne", '{"n": true}', False),  # {"const": true} == {"const": 1} in Python
+        ("TrueIsNotOne", "0", True),
+        ("NumberKeys", '{"k": {"3": 1}}', True),  # Record<number, 1>[number] is 1
+        ("NumberKeys", '{"k": {"a": 1}}', False),
     ],
 )
 def test_types_the_fuzzer_found_mistranslated(type_name: str, text: str, taken: bool) -> None:

@@ -331,6 +331,12 @@ class _SchemaBuilder:
         if not isinstance(target, (ObjectType, Intersection, Reference, MappedType)):
             raise error_at(node.token, "keyof applies only to object types here")
         shape = self.shape(target)
+        if shape.additional is not False and shape.names not in (None, NUMERIC_NAMES):
+            raise error_at(
+                node.token,
+                "keyof a type whose index signature is keyed by a template literal type "
+                "is not read here (its names would be lost)",
+            )
         if shape.additional is not False:
             return (Keyword("number" if shape.names == NUMERIC_NAMES else "string"),)
         if not shape.properties:
@@ -694,8 +700,13 @@ class _SchemaBuilder:
             raise error_at(token, "indexed access applies to object, array and tuple types")
         if target.name == "Record" and "Record" not in self.declarations:
             keys, value = self._arguments(target, 2)
-            names = {m.value for m in self._members(keys, ()) if isinstance(m, Literal)}
-            return value if keys == Keyword("string") or name in names else None
+            members = list(self._members(keys, ()))
+            names = {str(m.value) for m in members if isinstance(m, Literal)}
+            signatures = [m for m in members if not isinstance(m, Literal)]
+            if name is None:  # its index signature's type, if it has one
+                return value if signatures else None
+            taken = name in names or any(self._signature_takes(k, name) for k in signatures)
+            return value if taken else None
         if target.name in _UTILITIES and target.name not in self.declarations:
             return self._utility_property(target, name, token)
         declaration = self._declaration(target)
@@ -710,6 +721,15 @@ class _SchemaBuilder:
             if found is not None:
                 return found
         return instance.body.index
+
+    def _signature_takes(self, key: Any, name: str) -> bool:
+        """Whether an index signature's key type (``string``, ``number``, a
+        template literal type) takes the member name ``name``."""
+        if key == Keyword("number"):
+            return _takes_name(NUMERIC_NAMES, name)
+        if isinstance(key, TemplateType):
+            return re.fullmatch(self._template_regex(key), name) is not None
+        return key == Keyword("string")
 
     def _utility_property(self, target: Reference, name: str | None, token: Token) -> Any:
         if target.name in ("Pick", "Omit"):
@@ -1004,7 +1024,9 @@ class _SchemaBuilder:
                 )
             schema = value(key)
             additional = (
-                schema if additional in (False, schema) else {"anyOf": [additional, schema]}
+                schema
+                if additional is False or _same(additional, schema)
+                else {"anyOf": [additional, schema]}
             )
         if None in name_schemas or not name_schemas:
             return _Shape(properties, additional)
@@ -1043,7 +1065,7 @@ class _SchemaBuilder:
                 both = properties[name]
                 schema = (
                     both.schema
-                    if both.schema == prop.schema
+                    if _same(both.schema, prop.schema)
                     else {"allOf": [both.schema, prop.schema]}
                 )
                 prop = _Property(
@@ -1052,7 +1074,7 @@ class _SchemaBuilder:
             properties[name] = prop
         if b.additional is False:
             return _Shape(properties, a.additional, a.names)
-        if a.additional is False or (a.additional, a.names) == (b.additional, b.names):
+        if a.additional is False or _same((a.additional, a.names), (b.additional, b.names)):
             return _Shape(properties, b.additional, b.names)
         names = None
         if a.names is not None or b.names is not None:
@@ -1181,6 +1203,12 @@ def _primitive_intersection(node: Intersection) -> Any:
     return Keyword(keywords.pop()) if len(keywords) == 1 else _NEVER
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two schemas are the same JSON: ``==`` would take ``{"const": true}``
+    for ``{"const": 1}`` (Python's ``True == 1``)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _indexed_too(properties: dict[str, _Property], other: _Shape) -> dict[str, _Property]:
     """``properties`` each with ``other``'s index signature type added where
     ``other`` has no member of that name and its signature takes the name."""
@@ -1189,7 +1217,7 @@ def _indexed_too(properties: dict[str, _Property], other: _Shape) -> dict[str, _
     return {
         name: _Property({"allOf": [prop.schema, other.additional]}, prop.optional, prop.refusal)
         if name not in other.properties
-        and prop.schema != other.additional
+        and not _same(prop.schema, other.additional)
         and _takes_name(other.names, name)
         else prop
         for name, prop in properties.items()
