@@ -24,11 +24,17 @@ Not generated, because the translation departs from ``tsc`` on them by
 design (docs/json_schema_and_typescript.md): ``Date`` (a date-time string),
 branded primitives, string enums (``tsc`` takes no string literal for
 ``E.A``; JSON can only carry its value), the empty object type ``{}``
-(closed here). Known
-subset, counted as incomplete: a union of object types takes a member of
-another branch in ``tsc`` (excess property checks look at the whole union);
-the service's branches are closed; and properties are written in their
-declared order (a mutant only adds a name no type declares). Exits 1 on an unsound case or a crash.
+(closed here). Known subsets, counted as incomplete: a union of object
+types takes a member of another branch in ``tsc`` (excess property checks
+look at the whole union), the service's branches are closed; properties
+are written in their declared order (a mutant only adds a name no type
+declares). Still drawn, and a known divergence when met: a numeric enum's
+member intersected with a number literal (``{ k: E } & { k: 0 }``), which
+``tsc`` keeps apart (``E.P & 0`` is never) while the translation reads an
+enum as its values; and a literal ``tsc`` widens in an object literal
+written against an intersection with an index signature (it then refuses
+``{"name": "tags"}`` as ``{ name: string }``). Exits 1 on an unsound case or
+a crash.
 """
 
 from __future__ import annotations
