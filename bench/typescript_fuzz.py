@@ -42,20 +42,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from bench.differential import Findings
 from bench.json_grammar import JsonGrammar, raw_compiler
+from bench.tsc import TSC, type_check
 from grammar_compiler import compile_typescript
 
-TSC = Path(__file__).parents[1] / "tests/integration/typescript_judge/node_modules/.bin/tsc"
-_DIAGNOSTIC = re.compile(r"^judged\.ts\((\d+),\d+\): error (TS\d+: .*)$")
 _HELPERS = {
     "DeepPartial": "type DeepPartial<T> = { [K in keyof T]?: DeepPartial<T[K]> };",
     "DeepRequired": "type DeepRequired<T> = { [K in keyof T]-?: DeepRequired<T[K]> };",
@@ -385,36 +380,15 @@ def _judged_by_tsc(cases: list[_Case]) -> tuple[list[set[int]], list[str]]:
             owner[len(lines) + 1] = (number, index)
             lines.append(f"const judged{index}: Root = {text};")
         lines.append("}")
-    with tempfile.TemporaryDirectory() as directory:
-        (Path(directory) / "judged.ts").write_text("\n".join(lines) + "\n")
-        result = subprocess.run(
-            [
-                str(TSC),
-                "--noEmit",
-                "--strict",
-                "--target",
-                "es2022",
-                "--pretty",
-                "false",
-                "judged.ts",
-            ],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+    checked = type_check("\n".join(lines) + "\n", timeout=600)
     refused: list[set[int]] = [set() for _ in cases]
     broken: dict[int, str] = {}
-    for line in result.stdout.splitlines():
-        found = _DIAGNOSTIC.match(line)
-        if found is None:
-            continue
-        number = int(found.group(1))
+    for number, message in checked.errors:
         if number in owner:
             case, index = owner[number]
             refused[case].add(index)
         elif number in declaration_lines:
-            broken.setdefault(declaration_lines[number], found.group(2))
+            broken.setdefault(declaration_lines[number], message)
     return refused, [broken.get(i, "") for i in range(len(cases))]
 
 

@@ -330,17 +330,20 @@ class _SchemaBuilder:
             return _PROPERTY_KEY.options
         if not isinstance(target, (ObjectType, Intersection, Reference, MappedType)):
             raise error_at(node.token, "keyof applies only to object types here")
-        shape = self.shape(target)
+        return self._shape_keys(self.shape(target), node.token)
+
+    def _shape_keys(self, shape: _Shape, token: Token) -> tuple[Any, ...]:
+        """``keyof`` an object type already resolved to its shape."""
         if shape.additional is not False and shape.names not in (None, NUMERIC_NAMES):
             raise error_at(
-                node.token,
+                token,
                 "keyof a type whose index signature is keyed by a template literal type "
                 "is not read here (its names would be lost)",
             )
         if shape.additional is not False:
             return (Keyword("number" if shape.names == NUMERIC_NAMES else "string"),)
         if not shape.properties:
-            raise error_at(node.token, "keyof an object type without members is never")
+            raise error_at(token, "keyof an object type without members is never")
         return tuple(Literal(name) for name in shape.properties)
 
     def _keyword(self, node: Keyword) -> dict:
@@ -871,7 +874,8 @@ class _SchemaBuilder:
         keys = node.keys
         if source is not None and source.additional is not False:
             # over keyof T, T's members stay beside its index signature, as in TypeScript
-            keys = Union((*(Literal(name) for name in source.properties), *self._keys(keys)))
+            names = (Literal(name) for name in source.properties)
+            keys = Union((*names, *self._shape_keys(source, node.token)))
 
         def optional(name: str) -> bool:
             if node.optional is not None:

@@ -10,19 +10,13 @@ assigned to a type gets TypeScript's excess-property check, so a member
 the type does not declare is an error too.
 
 ``tsc`` comes from the npm package pinned in ``typescript_judge/``
-(``scripts/setup.sh`` installs it with ``npm ci``).
+(``scripts/setup.sh`` installs it with ``npm ci``) and runs through
+``bench.tsc``, which ``bench.typescript_fuzz`` shares.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
-import tempfile
-from pathlib import Path
-
-JUDGE_DIR = Path(__file__).parent / "typescript_judge"
-TSC = JUDGE_DIR / "node_modules" / ".bin" / "tsc"
-_DIAGNOSTIC = re.compile(r"^judged\.ts\((\d+),\d+\): error (TS\d+: .*)$")
+from bench.tsc import JUDGE_DIR, TSC, type_check
 
 
 def typescript_errors(source: str, type_name: str, outputs: list[str]) -> dict[int, list[str]]:
@@ -36,32 +30,10 @@ def typescript_errors(source: str, type_name: str, outputs: list[str]) -> dict[i
     lines = [*source.splitlines(), ""]
     first_output_line = len(lines) + 1
     lines += [f"const judged{i}: {type_name} = {output};" for i, output in enumerate(outputs)]
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "judged.ts"
-        path.write_text("\n".join(lines) + "\nexport {};\n")
-        result = subprocess.run(
-            [
-                str(TSC),
-                "--noEmit",
-                "--strict",
-                "--target",
-                "es2022",
-                "--pretty",
-                "false",
-                path.name,
-            ],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    checked = type_check("\n".join(lines) + "\nexport {};\n", timeout=120)
     errors: dict[int, list[str]] = {}
-    for line in result.stdout.splitlines():
-        found = _DIAGNOSTIC.match(line)
-        if found is None:
-            continue  # the continuation lines of a diagnostic
-        number = int(found.group(1))
-        assert number >= first_output_line, f"the declarations do not compile: {line}"
-        errors.setdefault(number - first_output_line, []).append(found.group(2))
-    assert (result.returncode != 0) == bool(errors), result.stdout + result.stderr
+    for number, message in checked.errors:
+        assert number >= first_output_line, f"the declarations do not compile: {message}"
+        errors.setdefault(number - first_output_line, []).append(message)
+    assert checked.failed == bool(errors), checked.printed
     return errors
