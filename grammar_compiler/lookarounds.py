@@ -55,6 +55,9 @@ EXACT_COUNT_TREE = 400
 takes about 100; two lookaheads before ``{8,16}`` 3,000)."""
 LONG_REGEX = 16_000
 """Characters of a result past which printable ASCII is tried instead."""
+MAX_EMPTY_GAPS = 5
+"""Pairs of word boundaries with text that may be empty between them, each a
+choice of two (empty or not) that the sequence is joined into."""
 _PRINTABLE_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
 """Printable ASCII but ``"`` and backslash, which a patterned JSON string cannot hold."""
 _ASCII_TEXT = Repeat(Chars(_PRINTABLE_ASCII), 0, None)
@@ -159,6 +162,9 @@ def _joined(items: list[Node | Boundary | Lookbehind], *, at_text_start: bool) -
     marks = [i for i, item in enumerate(items) if isinstance(item, (Boundary, Lookbehind))]
     if not marks:
         return _row(items)  # type: ignore[arg-type]
+    gap = _empty_gap(items, marks)
+    if gap is not None:
+        return _split_at_gap(items, gap, at_text_start=at_text_start)
     before = _row(items[: marks[0]])  # type: ignore[arg-type]
     for number, mark in enumerate(marks):
         item = items[mark]
@@ -194,6 +200,49 @@ def _joined(items: list[Node | Boundary | Lookbehind], *, at_text_start: bool) -
             )
         before = nonempty
     return before
+
+
+def _empty_gap(items: list, marks: list[int]) -> tuple[int, int] | None:
+    """The first two word boundaries in a row with only text that may be empty
+    between them (``\\bcat\\b.*\\bdog\\b``), by their indexes; None if there are
+    none. Past ``MAX_EMPTY_GAPS`` such gaps, None too: ``_joined`` refuses them."""
+    gaps = [
+        (first, second)
+        for first, second in zip(marks, marks[1:], strict=False)
+        if isinstance(items[first], Boundary)
+        and isinstance(items[second], Boundary)
+        and length_bounds(_row(items[first + 1 : second]))[0] == 0
+    ]
+    return gaps[0] if 0 < len(gaps) <= MAX_EMPTY_GAPS else None
+
+
+def _split_at_gap(items: list, gap: tuple[int, int], *, at_text_start: bool) -> Node:
+    """The items as two choices: the text between the two boundaries not empty,
+    or empty, where both boundaries stand at one position (``\\b\\b`` is ``\\b``,
+    ``\\b\\B`` holds nowhere), each joined on its own.
+
+    Raises:
+        BoundaryError: neither choice has a text (unsatisfiable).
+    """
+    first, second = gap
+    choices = []
+    between = without_empty(_row(items[first + 1 : second]))
+    if between is not None:
+        choices.append([*items[: first + 1], between, *items[second:]])
+    if items[first].negative == items[second].negative:
+        choices.append([*items[: first + 1], *items[second + 1 :]])
+    options = []
+    for choice in choices:
+        try:
+            options.append(_joined(choice, at_text_start=at_text_start))
+        except LookaroundError as error:
+            if not error.unsatisfiable:
+                raise
+    if not options:
+        raise BoundaryError(
+            "no text satisfies the word boundary", items[first].start, unsatisfiable=True
+        )
+    return options[0] if len(options) == 1 else Alt(tuple(options))
 
 
 def _looked_behind(lookbehind: Lookbehind, before: Node, at_text_start: bool) -> Node:

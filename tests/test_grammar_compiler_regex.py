@@ -543,6 +543,40 @@ def test_a_boundary_whose_character_before_is_outside_its_part_is_refused() -> N
         compile_regex(r"a(?=b)\bb")
 
 
+@pytest.mark.parametrize(
+    ("pattern", "letters"),
+    [
+        (r"\ba\b.*\ba\b", "a -"),
+        (r"\ba\b.*\Ba", "a -"),
+        (r"\w\b[-\s]*\b\w", "a -"),
+        (r"(\b[a-c]+\b,?\s*){1,3}", "ab, "),
+        (r"a\B\d*\Ba", "a1 "),
+        (r"-\b_*\b-", "-_a"),
+        (r"\b(?:a| )?\b(?:a|-)?\b", "a -"),
+        (r"x\b-?\B-?\by", "xy-"),
+    ],
+)
+def test_boundaries_with_text_that_may_be_empty_between_them(
+    pattern: str, letters: str
+) -> None:
+    """Between two boundaries text that may be empty is a choice: some text,
+    or none, where both stand at one position (``\\b\\b`` is ``\\b``, ``\\b\\B``
+    holds nowhere); checked on every text of up to 6 of the letters."""
+    xgrammar = _Xgrammar(pattern)
+    for length in range(7):
+        for text in map("".join, itertools.product(letters, repeat=length)):
+            if text or "\\B" not in pattern:  # re finds no \B in an empty text
+                assert xgrammar.accepts(text) == matches(pattern, text), (pattern, text)
+
+
+def test_boundaries_that_cannot_meet_across_empty_text_are_located() -> None:
+    """``a\\b.?\\Bb``: with nothing between them the two marks contradict, and
+    with one character ``\\b`` then ``\\B`` ask for both kinds beside it."""
+    with pytest.raises(ConstraintError) as caught:
+        compile_regex(r"a\b\s?\Bb")
+    assert "no text satisfies the word boundary" in caught.value.message
+
+
 def test_a_boundary_no_text_satisfies_is_located() -> None:
     with pytest.raises(ConstraintError) as caught:
         compile_regex(r"xa\bb")
