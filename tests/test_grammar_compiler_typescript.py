@@ -459,7 +459,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = `id-${{ a: 1 }}`", "a template literal type's placeholders take", 1, 17),
         ("export type T = `id-${string", "unterminated '${' in a template literal type", 1, 21),
         ("export type T = `id", "unterminated template literal type", 1, 17),
-        ("export type T = bigint", "unsupported construct 'bigint (not JSON-serializable)'", 1, 17),
+        ("export type T = bigint", "unsupported construct 'bigint' (not JSON-serializable)", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
         ("export type T = { a: never }", "'never' has no value", 1, 22),
         ("export type T = Uppercase<string>", "Uppercase takes string literal types", 1, 17),

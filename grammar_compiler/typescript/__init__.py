@@ -75,10 +75,11 @@ The subset:
 
 Refused as describing programs, not data: function and constructor types,
 methods and setters (each where a value would need it: ``Pick``/``Omit``
-may leave them out, an optional one is never in JSON; a getter is a
-member), call and construct signatures, classes with methods or private
-members, functions and variables whose value is computed. Refused by name: ``bigint``, ``symbol``,
-``undefined`` alone outside optional members,
+may leave them out, an optional one is never in JSON, a union leaves them
+out; a getter is a member), call and construct signatures, classes with
+methods or private members, functions and variables whose value is
+computed. Refused by name where a value needs one (and left out like a
+method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` alone outside optional members,
 ``void``, ``never`` where a value is required, computed enum members, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is

@@ -65,12 +65,12 @@ class UnsupportedConstruct(ConstraintError):
 _KEYWORD_TYPES = frozenset(
     {"string", "number", "boolean", "any", "unknown", "object", "undefined", "never"}
 )
+_NOT_JSON_TYPES = {"bigint": "bigint", "symbol": "symbol", "unique": "unique symbol"}
+"""Types of values JSON cannot hold: refused where a value needs one."""
 _REFUSED_TYPES = {
-    "bigint": "bigint (not JSON-serializable)",
-    "symbol": "symbol (not JSON-serializable)",
+    **_NOT_JSON_TYPES,
     "void": "void",
     "infer": "infer outside a conditional type's 'extends' clause",
-    "unique": "unique symbol",
 }
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
 _SCOPES = frozenset({"namespace", "module", "global"})
@@ -98,6 +98,7 @@ _WRAPPER_TYPES = {
 }
 """The object wrappers, which take what their primitive takes (``Object``: what ``{}`` takes)."""
 ONE_SOURCE = "this service reads one source text, so declare the type in it"
+NOT_JSON = "not JSON-serializable"
 
 
 def _key_literal(node: Any) -> bool:
@@ -762,7 +763,9 @@ class _Parser:
             self.advance()
             return Literal(token.value)
         if token.kind == "bigint" or (self.at("-") and self.peek().kind == "bigint"):
-            raise self.unsupported(_REFUSED_TYPES["bigint"], token)
+            self.accept("-")
+            self.advance()
+            return ProgramType("bigint", token, NOT_JSON)
         if token.kind == "template":
             return self._template()
         if self.at("-") and self.peek().kind == "number":
@@ -899,6 +902,10 @@ class _Parser:
             if name == "unique":
                 self.expect("symbol")
             return Keyword(name, token)  # in a signature, which no value is made of
+        if name in _NOT_JSON_TYPES:  # left out where optional, like a method
+            if name == "unique":
+                self.expect("symbol")
+            return ProgramType(_NOT_JSON_TYPES[name], token, NOT_JSON)
         if name in _REFUSED_TYPES:
             raise self.unsupported(_REFUSED_TYPES[name], token)
         if name == "new" and self.at("("):

@@ -413,6 +413,9 @@ class _SchemaBuilder:
             # JSON has no undefined: a value of T | undefined written out is a T
             # (a member whose value is undefined is left out, an array's is null)
             options = [option for option in options if option != Keyword("undefined")]
+        if not all(isinstance(option, ProgramType) for option in options):
+            # nor functions or bigints: a value of string | (() => void) in JSON is a string
+            options = [option for option in options if not isinstance(option, ProgramType)]
         if len(options) <= 1:
             return self.schema(options[0] if options else _NEVER)
         primitive = {"string", "number", "boolean"}
