@@ -28,6 +28,7 @@ printable ASCII, a subset xgrammar compiles far faster.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from grammar_compiler import regex_automaton
@@ -208,7 +209,7 @@ def _empty_gap(items: list, marks: list[int]) -> tuple[int, int] | None:
     none. Past ``MAX_EMPTY_GAPS`` such gaps, None too: ``_joined`` refuses them."""
     gaps = [
         (first, second)
-        for first, second in zip(marks, marks[1:], strict=False)
+        for first, second in itertools.pairwise(marks)
         if isinstance(items[first], Boundary)
         and isinstance(items[second], Boundary)
         and length_bounds(_row(items[first + 1 : second]))[0] == 0
