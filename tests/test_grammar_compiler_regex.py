@@ -556,9 +556,7 @@ def test_a_boundary_whose_character_before_is_outside_its_part_is_refused() -> N
         (r"x\b-?\B-?\by", "xy-"),
     ],
 )
-def test_boundaries_with_text_that_may_be_empty_between_them(
-    pattern: str, letters: str
-) -> None:
+def test_boundaries_with_text_that_may_be_empty_between_them(pattern: str, letters: str) -> None:
     """Between two boundaries text that may be empty is a choice: some text,
     or none, where both stand at one position (``\\b\\b`` is ``\\b``, ``\\b\\B``
     holds nowhere); checked on every text of up to 6 of the letters."""
