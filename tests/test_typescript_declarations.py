@@ -517,6 +517,27 @@ export interface Ledger { total: bigint }
         compile_typescript(source, "Ledger")
 
 
+def test_intersections_of_literal_unions_keep_the_literals_both_sides_have() -> None:
+    """``("a" | "b" | "c") & ("b" | "c" | "d")`` is ``"b" | "c"`` and ``("a" | 1) &
+    string`` is ``"a"``, as ``tsc`` distributes them; a member that comes to
+    ``never`` leaves its union."""
+    source = """
+export type Shared = ("a" | "b" | "c") & ("b" | "c" | "d");
+export type Texts = ("a" | 1 | true) & string;
+export interface Row { shared: Shared; text: Texts; v: (("x" | "y") & ("z" | "w")) | number }
+"""
+    schema = typescript_to_json_schema(source, "Row")["$defs"]
+    assert schema["Shared"] == {"enum": ["b", "c"]}
+    assert schema["Texts"] == {"const": "a"}
+    texts = _sampled(source, "Row")
+    assert texts and typescript_errors(source, "Row", texts) == {}
+    bad = ['{"shared": "a", "text": "a", "v": 1}', '{"shared": "b", "text": "a", "v": "x"}']
+    assert not any(Decoder(compile_typescript(source, "Row").value).accepts(t) for t in bad)
+    assert set(typescript_errors(source, "Row", bad)) == {0, 1}
+    with pytest.raises(ConstraintError, match="'never' has no value"):
+        compile_typescript('type N = ("a" | "b") & ("c" | "d")', "N")
+
+
 def test_the_bench_probes_compile_or_are_refused_by_name() -> None:
     """``bench/typescript_coverage``'s sources: none fails otherwise than with a
     ConstraintError, and those refused on purpose stay refused."""

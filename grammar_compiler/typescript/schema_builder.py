@@ -224,12 +224,12 @@ class _SchemaBuilder:
         parts = [part for part in node.parts if part != ObjectType(())]
         if len(parts) == 1 and len(node.parts) > 1:
             return self.schema(parts[0])
-        branded = self._branded(parts)
-        if branded is not None:
-            return self.schema(branded)
         distributed = self._distributed(parts, node.token)
         if distributed is not None:
             return self.schema(distributed)
+        branded = self._branded(parts)
+        if branded is not None:
+            return self.schema(branded)
         return self._shape_schema(self.shape(node))
 
     def _branded(self, parts: list[Any]) -> Any | None:
@@ -256,7 +256,8 @@ class _SchemaBuilder:
 
     def _distributed(self, parts: list[Any], token: Token) -> Union | None:
         """``(A | B) & C`` as ``(A & C) | (B & C)``, as TypeScript reads it (a tagged
-        union with members added to each); None when no part is a union."""
+        union with members added to each, or literals kept where both sides have
+        them); None when no part is a union."""
         choices = [list(dict.fromkeys(self._members(part, ()))) for part in parts]
         if all(len(options) == 1 for options in choices):
             return None
@@ -268,7 +269,9 @@ class _SchemaBuilder:
                     token,
                     f"an intersection of unions makes more than {MAX_DISTRIBUTED} object types",
                 )
-        return Union(tuple(Intersection(c, token) for c in combinations))
+        reduced = [_reduced(Intersection(c, token)) for c in combinations]
+        kept = [option for option in dict.fromkeys(reduced) if option != _NEVER]
+        return Union(tuple(kept)) if kept else Union((_NEVER,))
 
     def _recased(self, node: Reference) -> Any:
         """``Uppercase<T>``, ``Lowercase<T>``, ``Capitalize<T>``, ``Uncapitalize<T>``
@@ -500,6 +503,11 @@ class _SchemaBuilder:
         """Whether a union member has no value: ``never``, or an alias or derived
         type that comes to it (``Kind<"a">`` with ``Kind<T> = T extends string ?
         never : T``), which a union leaves out as TypeScript does."""
+        if isinstance(option, Intersection):
+            distributed = self._distributed(list(option.parts), option.token)
+            return _reduced(option) == _NEVER or (
+                distributed is not None and all(o == _NEVER for o in distributed.options)
+            )
         if not isinstance(option, (Reference, *_DERIVED)):
             return option == _NEVER
         return all(
@@ -1170,6 +1178,10 @@ _KNOWN_GLOBALS = {
     "Set": " (Set is not JSON-serializable; use T[])",
     "Promise": " (Promise is not JSON data)",
     "Function": " (functions are not JSON data)",
+    "Error": (
+        " (JSON.stringify writes an Error as {}; declare the members the data carries, "
+        "such as { name: string; message: string })"
+    ),
     "integer": " (TypeScript has no integer type; use number)",
     "int": " (TypeScript has no integer type; use number)",
     "float": " (use number)",
@@ -1195,6 +1207,12 @@ def _primitive_parts(node: Intersection) -> bool:
     """Whether an intersection is of literals and primitives only (``K & string``)."""
     parts = [part for part in node.parts if part != ObjectType(())]
     return all(_is_primitive(part) for part in parts) and bool(parts)
+
+
+def _reduced(node: Intersection) -> Any:
+    """An intersection of literals and primitives as the one type it is
+    (``("a" | "b") & ("b" | "c")`` distributes to ``"b"``); others as they are."""
+    return _primitive_intersection(node) if _primitive_parts(node) else node
 
 
 def _primitive_intersection(node: Intersection) -> Any:
