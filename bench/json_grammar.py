@@ -15,7 +15,11 @@ ask:
   token the mask allows, so every finished walk is an output the service
   could produce and the judge must accept. The mask is the decoder's: with
   the tokens that would repeat a name or a unique array's item taken out
-  (``engine.json_repeats``), as the decoder does for a schema given whole.
+  (``engine.json_repeats``), as the decoder does for a schema given whole,
+  and each string's maxLength kept as the decoder keeps it where its counts
+  would be slow to build (``engine.string_lengths``: the grammar compiled
+  without it). Here that is done wherever it safely can be, so the walks
+  check the decoder's own bounds rather than xgrammar's.
 
 Any tokenizer works: ``raw_compiler`` builds a small raw vocabulary (fast to
 compile against, enough for acceptance checks and walks), and
@@ -33,6 +37,7 @@ import numpy as np
 import xgrammar as xgr
 
 from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
+from engine.string_lengths import LengthGuard, bounded_strings, quote_reach, relaxed_schema
 
 CLOSING_BYTES = frozenset(b'"}]')
 """Tokens holding one of these are favoured on walks, so walks tend to finish."""
@@ -64,18 +69,29 @@ class JsonGrammar:
     """One canonical JSON Schema value compiled for one tokenizer."""
 
     def __init__(self, compiler: xgr.GrammarCompiler, canonical_value: str) -> None:
-        self.compiled = compiler.compile_json_schema(canonical_value, any_whitespace=False)
+        self._tokens = compiler.compile_regex("").tokenizer_info.decoded_vocab
+        reach = quote_reach(self._tokens)
+        self._schema = json.loads(canonical_value)
+        self._repeats = needs_outline(self._schema)
+        self._bounds = bounded_strings(self._schema, shortest=reach)
+        compiled_copy = json.loads(canonical_value)  # relaxed_schema changes it
+        relaxed = relaxed_schema(compiled_copy, bounded_strings(compiled_copy, shortest=reach))
+        self.compiled = compiler.compile_json_schema(relaxed, any_whitespace=False)
         self._info = self.compiled.tokenizer_info
-        self._tokens = self._info.decoded_vocab
         self._stops = frozenset(self._info.stop_token_ids)
         self._matcher = xgr.GrammarMatcher(self.compiled, terminate_without_stop_token=True)
-        schema = json.loads(canonical_value)
-        self._outline_schema = schema if needs_outline(schema) else None
-        self._guard = RepeatGuard(self._tokens) if self._outline_schema is not None else None
+        self._guard = RepeatGuard(self._tokens) if self._repeats else None
+        words = xgr.get_bitmask_shape(1, self._info.vocab_size)[1]
+        self._lengths = LengthGuard(self._tokens, words) if self._bounds else None
+
+    def _outline(self) -> JsonOutline | None:
+        if not (self._repeats or self._bounds):
+            return None
+        return JsonOutline(self._schema, repeats=self._repeats, bounds=self._bounds)
 
     def accepts(self, text: str) -> bool:
-        """Whether the grammar (with the decoder's guard) matches all of ``text`` and may end."""
-        outline = None if self._outline_schema is None else JsonOutline(self._outline_schema)
+        """Whether the grammar (with the decoder's guards) matches all of ``text`` and may end."""
+        outline = self._outline()
         if outline is not None and not outline.writes_by_character(text):
             return False
         self._matcher.reset()
@@ -89,12 +105,14 @@ class JsonGrammar:
         """
         matcher = xgr.GrammarMatcher(self.compiled)
         bitmask = xgr.allocate_token_bitmask(1, self._info.vocab_size)
-        outline = JsonOutline(self._outline_schema) if self._guard is not None else None
+        outline = self._outline()
         pieces: list[bytes] = []
         for _ in range(max_tokens):
             matcher.fill_next_token_bitmask(bitmask)
             if self._guard is not None and outline is not None:
                 RepeatGuard.restrict(bitmask, 0, self._guard.banned(outline))
+            if self._lengths is not None and outline is not None:
+                self._lengths.restrict(bitmask, 0, outline.room)
             bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
             allowed = np.flatnonzero(bits[: self._info.vocab_size]).tolist()
             choices = [token for token in allowed if token not in self._stops]

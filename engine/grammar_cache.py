@@ -14,17 +14,25 @@ compile, which reaches the client as a 400 naming the token.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import xgrammar as xgr
 
 from engine.metrics import EngineMetrics
 from engine.params import Constraint, ConstraintType
+from engine.string_lengths import (
+    bounded_strings,
+    compile_estimate_s,
+    quote_reach,
+    relaxed_schema,
+)
 from grammar_compiler.special_tokens import RULE_PREFIX, resolve_special_tokens
 
 # Nice value of the compile thread (Linux: per thread), 0 = normal, 19 = lowest;
@@ -38,6 +46,10 @@ COMPILE_NICE = 19
 # (3.3-3.4 s against 2.8-3.4 s), which only happens while decoding keeps the
 # cores busy.
 COMPILE_IDLE = True
+# A schema whose strings' maxLength would take xgrammar about this long to
+# build has the decoder keep them instead (``engine/string_lengths.py``);
+# 0: wherever it safely can.
+STRING_BOUNDS_ABOVE_S = 0.5
 
 
 class GrammarCache:
@@ -52,11 +64,14 @@ class GrammarCache:
         compile_nice: int = COMPILE_NICE,
         compile_idle: bool = COMPILE_IDLE,
         metrics: EngineMetrics | None = None,
+        string_bounds_above_s: float = STRING_BOUNDS_ABOVE_S,
     ) -> None:
         self._tokenizer_info = tokenizer_info
         self._special_tokens = dict(special_tokens or {})
         """Ids of the tokenizer's added tokens (the ones it never splits), by their text."""
         self._compile_nice = compile_nice
+        self._string_bounds_above_s = string_bounds_above_s
+        self._quote_reach: int | None = None  # of the vocabulary, once a schema asks
         self._compile_idle = compile_idle
         self._compiler: xgr.GrammarCompiler | None = None
         self._executor = ThreadPoolExecutor(
@@ -130,8 +145,25 @@ class GrammarCache:
                 ebnf = resolve_special_tokens(ebnf, self._special_tokens, vocab_size)
             return self._compiler.compile_grammar(ebnf)
         if constraint.type is ConstraintType.JSON_SCHEMA:
-            return self._compiler.compile_json_schema(constraint.value, any_whitespace=False)
+            schema = json.loads(constraint.value)
+            kept = self.kept_bounds(schema)  # maxLength the decoder keeps is left out
+            value = relaxed_schema(schema, kept) if kept else constraint.value
+            return self._compiler.compile_json_schema(value, any_whitespace=False)
         raise ValueError(f"constraint type {constraint.type.value!r} has no grammar")
 
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+    def kept_bounds(self, schema: Any) -> dict[int, tuple[int, int]]:
+        """The strings of ``schema`` (parsed) whose maxLength the decoder keeps
+        instead of xgrammar (``engine/string_lengths.py``): all it safely can,
+        where their counts would take xgrammar over ``string_bounds_above_s``
+        to build; else none."""
+        if self._quote_reach is None:
+            self._quote_reach = quote_reach(self._tokenizer_info.decoded_vocab)
+        bounds = bounded_strings(schema, shortest=self._quote_reach)
+        vocab_size = self._tokenizer_info.vocab_size
+        if compile_estimate_s(bounds.values(), vocab_size) < self._string_bounds_above_s:
+            return {}
+        return bounds
+
+    def shutdown(self, *, wait: bool = False) -> None:
+        """Stops compiling (``wait``: until the compile thread has ended)."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)

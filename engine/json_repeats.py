@@ -47,7 +47,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +61,7 @@ _WHITESPACE = frozenset(b" \t\n\r")
 _OPENING = {ord("{"): True, ord("["): False}  # -> whether the container is an object
 _CLOSING = frozenset(b"}]")
 _INTEGER = re.compile(rb"-?[0-9]+")
-_MAX_SUBSCHEMAS = 64
+MAX_SUBSCHEMAS = 64
 """Subschemas kept for one container; past this, the rest are not followed."""
 
 # Keywords whose value is one schema, a list of schemas, or a map of names to schemas.
@@ -163,13 +163,26 @@ class _Container:
 class JsonOutline:
     """The outline of one row's JSON output so far, fed byte by byte."""
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        repeats: bool = True,
+        bounds: Mapping[int, tuple[int, int]] | None = None,
+    ) -> None:
+        """``repeats``: whether names or items may repeat (``needs_outline``);
+        ``bounds``: the strings whose maxLength the decoder keeps, by the
+        ``id`` of their schema in ``schema`` (``engine.string_lengths``)."""
         self._root = schema
+        self.repeats = repeats
+        self._bounds = bounds or {}
         self._open: list[_Container] = []
         self._in_string = False
         self._escaped = False
         self._name: bytearray | None = None  # the name being written, inside its quotes
         self._text = bytearray()  # the output so far
+        self.room: int | None = None
+        """Characters the bounded string being written may still take; None outside one."""
 
     def push(self, piece: bytes) -> None:
         for byte in piece:
@@ -183,12 +196,15 @@ class JsonOutline:
         top = self._open[-1] if self._open else None
         if top is not None and top.item is not None:
             top.item.append(byte)
+        if self.room is not None and byte != _QUOTE and byte & 0xC0 != 0x80:
+            self.room -= 1  # a character starts (a bounded string holds no escapes)
         if self._escaped:
             self._escaped = False
         elif byte == _BACKSLASH:
             self._escaped = True
         elif byte == _QUOTE:
             self._in_string = False
+            self.room = None
             if self._name is not None:
                 assert top is not None and top.names is not None
                 top.last_name = bytes(self._name)
@@ -226,6 +242,7 @@ class JsonOutline:
                 self._name = bytearray()
             elif byte == _QUOTE:
                 self._in_string = True
+                self._string_starts(member_schemas(top.schemas, top.last_name))
                 keyed = top.keyed
                 if keyed is not None and keyed.prior is not None and keyed.value_start is None:
                     keyed.value_start = len(self._text)  # the anchor's value: its name came last
@@ -240,6 +257,19 @@ class JsonOutline:
             if top is not None and top.item is not None:
                 top.item.append(byte)
             self._in_string = byte == _QUOTE
+            if self._in_string:
+                self._string_starts(
+                    [self._root] if top is None else item_schemas(top.schemas, top.index)
+                )
+
+    def _string_starts(self, schemas: list[Any]) -> None:
+        """A string value opens: its room, if its schema is a bounded string."""
+        if not self._bounds:
+            return
+        for schema in self._expanded(schemas):
+            if id(schema) in self._bounds:
+                self.room = self._bounds[id(schema)][1]
+                return
 
     @staticmethod
     def _end_item(top: _Container) -> None:
@@ -251,9 +281,9 @@ class JsonOutline:
         if parent is None:
             schemas = self._expanded([self._root])
         elif parent.names is not None:
-            schemas = self._expanded(_member_schemas(parent.schemas, parent.last_name))
+            schemas = self._expanded(member_schemas(parent.schemas, parent.last_name))
         else:
-            schemas = self._expanded(_item_schemas(parent.schemas, parent.index))
+            schemas = self._expanded(item_schemas(parent.schemas, parent.index))
         if is_object:
             keyed = None
             if parent is not None and parent.names is None and parent.anchor is not None:
@@ -265,7 +295,7 @@ class JsonOutline:
         anchor = anchors[0] if unique and choices is None and anchors else None
         integers = None
         if unique and choices is None:
-            integers = _integer_range(self._expanded(_item_schemas(schemas, 0)))
+            integers = _integer_range(self._expanded(item_schemas(schemas, 0)))
         return _Container(
             schemas, names=None, unique=unique, choices=choices, anchor=anchor, integers=integers
         )
@@ -287,7 +317,7 @@ class JsonOutline:
         if any("prefixItems" in schema for schema in schemas):
             return None
         texts: dict[bytes, None] = {}
-        for schema in self._expanded(_item_schemas(schemas, 0)):
+        for schema in self._expanded(item_schemas(schemas, 0)):
             values = _listed_values(schema)
             if values is None and not _BRANCHING.issuperset(schema):
                 return None  # an item schema that does not list its values
@@ -296,28 +326,7 @@ class JsonOutline:
         return tuple(texts) or None
 
     def _expanded(self, schemas: list[Any]) -> tuple[dict, ...]:
-        """The schemas with every ``$ref`` target and branch that also applies."""
-        found: dict[int, dict] = {}
-        pending = list(schemas)
-        while pending and len(found) < _MAX_SUBSCHEMAS:
-            schema = pending.pop()
-            if not isinstance(schema, dict) or id(schema) in found:
-                continue
-            found[id(schema)] = schema
-            reference = schema.get("$ref")
-            if isinstance(reference, str):
-                pending.append(self._resolved(reference))
-            for keyword in _BRANCHES:
-                pending.extend(schema.get(keyword, ()))
-        return tuple(found.values())
-
-    def _resolved(self, reference: str) -> Any:
-        """A local JSON pointer's target in the schema (the compiler writes no other)."""
-        target = self._root
-        for part in reference.removeprefix("#").split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        return target
+        return expanded(self._root, schemas)
 
     def texts_to_avoid(self) -> Iterator[bytes]:
         """What must not come next: each way of finishing, from here, a name or
@@ -371,7 +380,9 @@ class JsonOutline:
         a token would; False at the first character the guard would keep out."""
         for character in text:
             piece = character.encode("utf-8")
-            if piece in self.texts_to_avoid():
+            if self.room == 0 and piece != b'"':
+                return False
+            if self.repeats and piece in self.texts_to_avoid():
                 return False
             self.push(piece)
         return True
@@ -558,7 +569,36 @@ def _spaced(text: bytes, item_ahead: bool) -> Iterator[bytes]:
         yield b" " + text
 
 
-def _member_schemas(schemas: tuple[dict, ...], name: bytes | None) -> list[Any]:
+def expanded(root: Any, schemas: list[Any]) -> tuple[dict, ...]:
+    """The schemas with every ``$ref`` target and branch that also applies
+    (at most ``MAX_SUBSCHEMAS``)."""
+    found: dict[int, dict] = {}
+    pending = list(schemas)
+    while pending and len(found) < MAX_SUBSCHEMAS:
+        schema = pending.pop()
+        if not isinstance(schema, dict) or id(schema) in found:
+            continue
+        found[id(schema)] = schema
+        reference = schema.get("$ref")
+        if isinstance(reference, str):
+            pending.append(_resolved(root, reference))
+        for keyword in _BRANCHES:
+            pending.extend(schema.get(keyword, ()))
+    return tuple(found.values())
+
+
+def _resolved(root: Any, reference: str) -> Any:
+    """A local JSON pointer's target in the schema (the compiler writes no other)."""
+    target = root
+    for part in reference.removeprefix("#").split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(part) if isinstance(target, dict) else None
+    return target
+
+
+def member_schemas(schemas: tuple[dict, ...], name: bytes | None) -> list[Any]:
+    """The schemas of a member named ``name`` (as written, inside its quotes;
+    None: a name no ``properties`` lists)."""
     key = _decoded_name(name)
     found = []
     for schema in schemas:
@@ -570,7 +610,8 @@ def _member_schemas(schemas: tuple[dict, ...], name: bytes | None) -> list[Any]:
     return found
 
 
-def _item_schemas(schemas: tuple[dict, ...], index: int) -> list[Any]:
+def item_schemas(schemas: tuple[dict, ...], index: int) -> list[Any]:
+    """The schemas of an array's item at ``index``."""
     found = []
     for schema in schemas:
         prefix = schema.get("prefixItems", ())

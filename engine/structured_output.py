@@ -28,6 +28,7 @@ from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
 from engine.params import Constraint, ConstraintType
 from engine.shared_fill import FillRow, SharedFill, fill_row
 from engine.slow_lane import SLOW_ROW_FILL_S, SlowLane
+from engine.string_lengths import LengthGuard
 from engine.utf8_guard import Utf8Guard
 
 # Forced strings (JSON keys, literals) recur across requests; their
@@ -40,11 +41,14 @@ OUTLINE_SCHEMA_CACHE_SIZE = 1024
 
 class RowLimits(NamedTuple):
     """What a row's next token must respect beyond its grammar: the UTF-8
-    lead byte its output ends in (``Utf8Guard``), and the tokens that would
-    repeat a name or a unique array's item where it is (``RepeatGuard``)."""
+    lead byte its output ends in (``Utf8Guard``), the tokens that would
+    repeat a name or a unique array's item where it is (``RepeatGuard``),
+    and the characters a bounded string being written may still take
+    (``LengthGuard``)."""
 
     lead: int | None = None
     banned: list[int] | None = None
+    room: int | None = None
 
 
 NO_LIMITS = RowLimits()
@@ -107,7 +111,10 @@ class StructuredOutputs:
         self._bitmask = xgr.allocate_token_bitmask(max_batch_size, vocab_size)
         self._utf8 = Utf8Guard(token_bytes, words=self._bitmask.shape[1])
         self._repeat_guard: RepeatGuard | None = None  # built for the first row that needs it
-        self._outline_schemas: dict[str, Any] = {}
+        self._length_guard: LengthGuard | None = None  # likewise
+        # By schema text: the parsed schema, whether names or items may repeat,
+        # and its strings whose maxLength the decoder keeps; None: no outline.
+        self._outline_schemas: dict[str, tuple[Any, bool, dict] | None] = {}
         # Bitmask row -> its limits beyond the grammar, as of the row's last
         # fill; read by the filling thread.
         self._row_limits: dict[int, RowLimits | None] = {}
@@ -181,23 +188,35 @@ class StructuredOutputs:
             schema = json.loads(constraint.value)
             if len(self._outline_schemas) >= OUTLINE_SCHEMA_CACHE_SIZE:
                 self._outline_schemas.clear()
-            self._outline_schemas[constraint.value] = schema if needs_outline(schema) else None
-        schema = self._outline_schemas[constraint.value]
-        return None if schema is None else JsonOutline(schema)
+            repeats, bounds = needs_outline(schema), self._grammars.kept_bounds(schema)
+            followed = (schema, repeats, bounds) if repeats or bounds else None
+            self._outline_schemas[constraint.value] = followed
+        followed = self._outline_schemas[constraint.value]
+        if followed is None:
+            return None
+        schema, repeats, bounds = followed
+        return JsonOutline(schema, repeats=repeats, bounds=bounds)
 
     def row_limits(self, lead: int | None, outline: JsonOutline | None) -> RowLimits | None:
         """A row's limits for its next fill (None: none, as for nearly every row)."""
         if outline is None:
             return None if lead is None else RowLimits(lead)
-        if self._repeat_guard is None:
-            self._repeat_guard = RepeatGuard(self._token_bytes)
-        return RowLimits(lead, self._repeat_guard.banned(outline))
+        banned = None
+        if outline.repeats:
+            if self._repeat_guard is None:
+                self._repeat_guard = RepeatGuard(self._token_bytes)
+            banned = self._repeat_guard.banned(outline)
+        if outline.room is not None and self._length_guard is None:
+            self._length_guard = LengthGuard(self._token_bytes, words=self._bitmask.shape[1])
+        return RowLimits(lead, banned, outline.room)
 
     def _restrict(self, bitmask: torch.Tensor, index: int, limits: RowLimits | None) -> None:
         """Applies a filled row's limits beyond the grammar."""
         limits = limits or NO_LIMITS
         self._utf8.restrict(bitmask, index, limits.lead)
         RepeatGuard.restrict(bitmask, index, limits.banned)
+        if limits.room is not None and self._length_guard is not None:
+            self._length_guard.restrict(bitmask, index, limits.room)
 
     def fill_masks_async(
         self,
@@ -338,6 +357,8 @@ class StructuredOutputs:
         for index, row in zip(indices, limits, strict=True):
             if row.banned:  # a few rows, a few steps: names and unique items being written
                 RepeatGuard.restrict(bitmask, index, row.banned)
+            if row.room is not None and self._length_guard is not None:
+                self._length_guard.restrict(bitmask, index, row.room)
 
     @property
     def has_slow_rows(self) -> bool:

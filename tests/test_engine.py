@@ -1015,6 +1015,59 @@ def test_jump_forward_outputs_satisfy_the_schema_when_sampling(
             jsonschema.validate(json.loads(_text(runner, sink)), schema)
 
 
+@pytest.fixture
+def bounding_engine(runner: ModelRunner):
+    """An engine that keeps every string bound it safely can (the tiny model's
+    counts are cheap, so by default xgrammar would keep them)."""
+    grammars = GrammarCache(runner.tokenizer_info, string_bounds_above_s=0.0)
+    engine = Engine(runner, grammars, max_batch_size=8, cancel_poll_interval_s=0.0)
+    engine.start()
+    yield engine
+    engine.shutdown()
+    grammars.shutdown(wait=True)
+
+
+def test_bounded_strings_the_decoder_keeps_stay_within_their_bounds(
+    bounding_engine: Engine, runner: ModelRunner
+) -> None:
+    """Strings whose maxLength xgrammar would expand are compiled without it
+    and bounded by the decoder (``engine/string_lengths.py``): sampled outputs
+    still fit the schema, and strings reach their bound."""
+    engine = bounding_engine
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 2, "maxLength": 3},
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}, "maxItems": 4},
+            "note": {"type": ["string", "null"], "maxLength": 5},
+        },
+        "required": ["code", "tags", "note"],
+        "additionalProperties": False,
+    }
+    canonical = compile_json_schema(schema, decoder_guard=True)
+    assert GrammarCache(runner.tokenizer_info, string_bounds_above_s=0.0).kept_bounds(
+        json.loads(canonical.value)
+    )
+    sinks = [
+        _submit(
+            engine,
+            runner,
+            f"Record {seed}: ",
+            SamplingParams(max_tokens=80, seed=seed, temperature=1.5, stop_after_match=False),
+            Constraint(type=ConstraintType.JSON_SCHEMA, value=canonical.value),
+        )
+        for seed in range(8)
+    ]
+    lengths = []
+    for sink in sinks:
+        assert sink.done.wait(60) and sink.error is None
+        if sink.outputs[-1].finish_reason is FinishReason.STOP:
+            value = json.loads(_text(runner, sink))
+            jsonschema.validate(value, schema)
+            lengths += [len(value["code"]), *map(len, value["tags"])]
+    assert lengths and max(lengths) >= 2
+
+
 def test_no_jump_forward_when_logprobs_are_asked_for(engine: Engine, runner: ModelRunner) -> None:
     sink = _submit(
         engine,
@@ -1096,7 +1149,7 @@ def test_grammars_compile_on_a_lower_priority_thread(runner: ModelRunner, idle: 
         assert os.sched_getscheduler(threading.get_native_id()) == os.SCHED_OTHER
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0
     finally:
-        cache.shutdown()
+        cache.shutdown(wait=True)  # the next case looks for its own compile thread alone
 
 
 def test_stream_interval_merges_outputs_without_changing_the_text(
