@@ -222,6 +222,25 @@ def test_bounds_a_token_could_pass_while_opening_its_string_stay_in_the_grammar(
     assert list(bounded_strings(root, shortest=4).values()) == [(0, 40)]
 
 
+def test_a_token_that_opens_a_string_and_writes_into_it_keeps_within_the_bound() -> None:
+    """Tokens such as ``"abcdefgh`` write eight characters of a string the
+    outline has not yet seen open: bounds of at least eight are the decoder's
+    (and hold, since the room is counted from the quote on), shorter ones
+    stay in the grammar; either way every walk fits."""
+    vocabulary = [*_VOCABULARY[:-1], '"abcdefgh', 'x", "abcdefgh', _VOCABULARY[-1]]
+    encoded = [t.encode("latin-1") if t in ("\xe4\xb8", "\xad") else t for t in vocabulary]
+    info = xgr.TokenizerInfo(encoded, xgr.VocabType.RAW, stop_token_ids=[len(encoded) - 1])
+    compiler = xgr.GrammarCompiler(info, cache_enabled=False)
+    for bound, kept in ((5, 0), (9, 1)):
+        schema = {"type": "array", "items": {"type": "string", "maxLength": bound}}
+        grammar = JsonGrammar(compiler, _canonical(schema))
+        assert len(grammar._bounds) == kept
+        texts, _ = grammar.walks(200, seed=bound)
+        assert len(texts) > 50
+        for text in texts:
+            jsonschema.validate(json.loads(text), schema)
+
+
 def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
