@@ -344,6 +344,9 @@ class TritonPythonModel:
                 runner.tokenizer_info,
                 special_tokens=runner.tokenizer.get_added_vocab(),
                 metrics=metrics,
+                string_bounds_above_s=float(
+                    model_parameter(parameters, "string_bounds_above_s", "0.5")
+                ),
             ),
             max_batch_size=int(model_parameter(parameters, "max_running_requests", "64")),
             compile_budget_s=float(model_parameter(parameters, "compile_budget_s", "30")),
