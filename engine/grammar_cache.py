@@ -71,7 +71,8 @@ class GrammarCache:
         """Ids of the tokenizer's added tokens (the ones it never splits), by their text."""
         self._compile_nice = compile_nice
         self._string_bounds_above_s = string_bounds_above_s
-        self._quote_reach: int | None = None  # of the vocabulary, once a schema asks
+        # Of the vocabulary (engine/string_lengths.py), here rather than on the compile thread.
+        self._quote_reach = quote_reach(tokenizer_info.decoded_vocab)
         self._compile_idle = compile_idle
         self._compiler: xgr.GrammarCompiler | None = None
         self._executor = ThreadPoolExecutor(
@@ -109,7 +110,11 @@ class GrammarCache:
                 self._metrics.grammar_lookup(hit=True)
                 return future
             self._metrics.grammar_lookup(hit=False)
-            future = self._executor.submit(self._compile, constraint)
+            # Python work stays off the compile thread, which runs only on idle CPU
+            # time: holding the GIL there, it starved (a first 128k compile ran past 30 s).
+            future = self._executor.submit(
+                self._compile, constraint, self._xgrammar_value(constraint)
+            )
             self._entries[constraint] = future
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
@@ -124,17 +129,26 @@ class GrammarCache:
                 if self._entries.get(constraint) is future:
                     del self._entries[constraint]
 
-    def _compile(self, constraint: Constraint) -> xgr.CompiledGrammar:
+    def _xgrammar_value(self, constraint: Constraint) -> str:
+        """What xgrammar compiles for ``constraint``: a JSON schema without the
+        string bounds the decoder keeps (``kept_bounds``), else its value."""
+        if constraint.type is not ConstraintType.JSON_SCHEMA:
+            return constraint.value
+        schema = json.loads(constraint.value)
+        kept = self.kept_bounds(schema)
+        return relaxed_schema(schema, kept) if kept else constraint.value
+
+    def _compile(self, constraint: Constraint, value: str) -> xgr.CompiledGrammar:
         started = time.perf_counter()
         try:
-            compiled = self._compile_now(constraint)
+            compiled = self._compile_now(constraint, value)
         except Exception:
             self._metrics.grammar_compiled(time.perf_counter() - started, ok=False)
             raise
         self._metrics.grammar_compiled(time.perf_counter() - started, ok=True)
         return compiled
 
-    def _compile_now(self, constraint: Constraint) -> xgr.CompiledGrammar:
+    def _compile_now(self, constraint: Constraint, value: str) -> xgr.CompiledGrammar:
         assert self._compiler is not None  # created by _start_worker on this thread
         if constraint.type is ConstraintType.REGEX:
             return self._compiler.compile_regex(constraint.value)
@@ -145,9 +159,6 @@ class GrammarCache:
                 ebnf = resolve_special_tokens(ebnf, self._special_tokens, vocab_size)
             return self._compiler.compile_grammar(ebnf)
         if constraint.type is ConstraintType.JSON_SCHEMA:
-            schema = json.loads(constraint.value)
-            kept = self.kept_bounds(schema)  # maxLength the decoder keeps is left out
-            value = relaxed_schema(schema, kept) if kept else constraint.value
             return self._compiler.compile_json_schema(value, any_whitespace=False)
         raise ValueError(f"constraint type {constraint.type.value!r} has no grammar")
 
@@ -156,8 +167,6 @@ class GrammarCache:
         instead of xgrammar (``engine/string_lengths.py``): all it safely can,
         where their counts would take xgrammar over ``string_bounds_above_s``
         to build; else none."""
-        if self._quote_reach is None:
-            self._quote_reach = quote_reach(self._tokenizer_info.decoded_vocab)
         bounds = bounded_strings(schema, shortest=self._quote_reach)
         vocab_size = self._tokenizer_info.vocab_size
         if compile_estimate_s(bounds.values(), vocab_size) < self._string_bounds_above_s:
