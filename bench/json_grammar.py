@@ -69,6 +69,7 @@ class JsonGrammar:
     """One canonical JSON Schema value compiled for one tokenizer."""
 
     def __init__(self, compiler: xgr.GrammarCompiler, canonical_value: str) -> None:
+        # the compiler tells its vocabulary only through what it compiles
         self._tokens = compiler.compile_regex("").tokenizer_info.decoded_vocab
         reach = quote_reach(self._tokens)
         self._schema = json.loads(canonical_value)

@@ -999,41 +999,57 @@ def test_jump_forward_outputs_satisfy_the_schema_when_sampling(
         "additionalProperties": False,
     }
     canonical = compile_json_schema(schema)
+    _sampled_json(engine, runner, canonical.value, schema, "Person", range(6), 120, 0.9)
+
+
+def _sampled_json(
+    engine: Engine,
+    runner: ModelRunner,
+    canonical: str,
+    schema: dict,
+    prompt: str,
+    seeds: range,
+    max_tokens: int,
+    temperature: float,
+) -> list:
+    """The values of the sampled outputs that ended, each checked against ``schema``."""
+    constraint = Constraint(type=ConstraintType.JSON_SCHEMA, value=canonical)
     sinks = [
         _submit(
             engine,
             runner,
-            f"Person {seed}: ",
-            SamplingParams(max_tokens=120, seed=seed, temperature=0.9, stop_after_match=False),
-            Constraint(type=ConstraintType.JSON_SCHEMA, value=canonical.value),
+            f"{prompt} {seed}: ",
+            SamplingParams(
+                max_tokens=max_tokens, seed=seed, temperature=temperature, stop_after_match=False
+            ),
+            constraint,
         )
-        for seed in range(6)
+        for seed in seeds
     ]
+    values = []
     for sink in sinks:
         assert sink.done.wait(60) and sink.error is None
         if sink.outputs[-1].finish_reason is FinishReason.STOP:
-            jsonschema.validate(json.loads(_text(runner, sink)), schema)
+            values.append(json.loads(_text(runner, sink)))
+            jsonschema.validate(values[-1], schema)
+    return values
 
 
 @pytest.fixture
-def bounding_engine(runner: ModelRunner):
-    """An engine that keeps every string bound it safely can (the tiny model's
-    counts are cheap, so by default xgrammar would keep them)."""
+def bounding_grammars(runner: ModelRunner):
+    """Grammars that leave every string bound they safely can to the decoder
+    (the tiny model's counts are cheap, so by default xgrammar keeps them)."""
     grammars = GrammarCache(runner.tokenizer_info, string_bounds_above_s=0.0)
-    engine = Engine(runner, grammars, max_batch_size=8, cancel_poll_interval_s=0.0)
-    engine.start()
-    yield engine
-    engine.shutdown()
+    yield grammars
     grammars.shutdown(wait=True)
 
 
 def test_bounded_strings_the_decoder_keeps_stay_within_their_bounds(
-    bounding_engine: Engine, runner: ModelRunner
+    bounding_grammars: GrammarCache, runner: ModelRunner
 ) -> None:
     """Strings whose maxLength xgrammar would expand are compiled without it
     and bounded by the decoder (``engine/string_lengths.py``): sampled outputs
     still fit the schema, and strings reach their bound."""
-    engine = bounding_engine
     schema = {
         "type": "object",
         "properties": {
@@ -1045,26 +1061,14 @@ def test_bounded_strings_the_decoder_keeps_stay_within_their_bounds(
         "additionalProperties": False,
     }
     canonical = compile_json_schema(schema, decoder_guard=True)
-    assert GrammarCache(runner.tokenizer_info, string_bounds_above_s=0.0).kept_bounds(
-        json.loads(canonical.value)
-    )
-    sinks = [
-        _submit(
-            engine,
-            runner,
-            f"Record {seed}: ",
-            SamplingParams(max_tokens=80, seed=seed, temperature=1.5, stop_after_match=False),
-            Constraint(type=ConstraintType.JSON_SCHEMA, value=canonical.value),
-        )
-        for seed in range(8)
-    ]
-    lengths = []
-    for sink in sinks:
-        assert sink.done.wait(60) and sink.error is None
-        if sink.outputs[-1].finish_reason is FinishReason.STOP:
-            value = json.loads(_text(runner, sink))
-            jsonschema.validate(value, schema)
-            lengths += [len(value["code"]), *map(len, value["tags"])]
+    assert bounding_grammars.kept_bounds(json.loads(canonical.value))
+    engine = Engine(runner, bounding_grammars, max_batch_size=8, cancel_poll_interval_s=0.0)
+    engine.start()
+    try:
+        values = _sampled_json(engine, runner, canonical.value, schema, "Record", range(8), 80, 1.5)
+    finally:
+        engine.shutdown()
+    lengths = [n for value in values for n in (len(value["code"]), *map(len, value["tags"]))]
     assert lengths and max(lengths) >= 2
 
 
