@@ -453,7 +453,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = U['b']\ntype U = { a: string }", 'has no member "b"', 1, 18),
         ("export type T = [1, 2][2]", "the indexed type has no member 2", 1, 23),
         ("export type T = { a: 1 }[number]", "the indexed type has no member number", 1, 25),
-        ("export type T = string['length']", "applies to object, array and tuple types", 1, 23),
+        ("export type T = string['size']", "applies to object, array and tuple types", 1, 23),
         ("export type T = U['a']\nenum U { A }", "'U' is not an object type", 1, 18),
         ("export type T = U['a']\ntype U = U", "'U' is an alias of itself", 1, 18),
         ("export type T = `id-${{ a: 1 }}`", "a template literal type's placeholders take", 1, 17),

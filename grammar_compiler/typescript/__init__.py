@@ -66,8 +66,13 @@ The subset:
   types: ``DeepPartial<T>``, ``ElementOf<T>``, ``Extract<Event, { type:
   "click" }>``.
 * classes of public fields (``classes``): the interface of their
-  instances, with constructor parameter properties, ``extends``, generics;
-  static members, decorators and bodies passed over.
+  instances, with constructor parameter properties, ``extends``, generics,
+  index signatures, optional methods left out; static members, decorators
+  and bodies passed over.
+* types read from signatures (``signatures``): ``ReturnType``,
+  ``Parameters``, ``InstanceType``, ``ConstructorParameters`` of functions
+  (``typeof f``, overloads), function and constructor types and methods;
+  conditional types that match function types; ``Tuple["length"]``.
 * ``/** JSDoc */`` and ``//`` comments before a declaration or member, or
   after a member on its line, become ``description``; the JSDoc tags of the
   TypeScript-to-JSON-Schema tools (``@minimum``, ``@pattern``, ``@format``,
@@ -77,7 +82,7 @@ Refused as describing programs, not data: function and constructor types,
 methods and setters (each where a value would need it: ``Pick``/``Omit``
 may leave them out, an optional one is never in JSON, a union leaves them
 out; a getter is a member), call and construct signatures, classes with
-methods or private members, functions and variables whose value is
+required methods or private members, functions and variables whose value is
 computed. Refused by name where a value needs one (and left out like a
 method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` alone outside optional members,
 ``void``, ``never`` where a value is required, computed enum members, imports, and

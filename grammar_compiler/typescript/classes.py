@@ -9,10 +9,11 @@ are decorators (``@IsString() name: string``, a DTO's way) and the bodies
 of constructors and static methods. A field with no type takes its
 initializer's (``count = 0``: number).
 
-A getter is a member, as in an interface. A class with an instance method,
-setter, ``private``/``protected`` or ``#private`` member has no JSON value:
-TypeScript asks an object for each method, and keeps private members
-nominal. Such a class is refused, naming
+A getter is a member, as in an interface, and so is an index signature.
+An optional method is one an instance may lack, so it is left out. A class
+with a required instance method, setter, ``private``/``protected`` or
+``#private`` member has no JSON value: TypeScript asks an object for each
+method, and keeps private members nominal. Such a class is refused, naming
 that member, and set aside like any program statement (refused only where a
 type uses it).
 """
@@ -22,14 +23,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.signatures import read_signature
 from grammar_compiler.typescript.syntax import (
     Declaration,
     Member,
     ObjectType,
+    ProgramType,
     Reference,
     own_reference,
 )
-from grammar_compiler.typescript.tokens import describe
+from grammar_compiler.typescript.tokens import Token, describe
 from grammar_compiler.typescript.values import value_type
 
 if TYPE_CHECKING:
@@ -66,12 +69,16 @@ def read_class(parser: _Parser) -> Declaration:
             parser.primary()
     parser.expect("{")
     members: list[Member] = []
+    index: tuple[Any, Any] | None = None
     previous = parser.tokens[parser.index - 1]
     while not parser.accept("}"):
         if parser.token.kind == "end":
             raise parser.error("expected '}' to close the class")
         description = parser.leading_description(parser.token, previous)
-        members += _member(parser, description)
+        if _at_index_signature(parser):
+            index = parser.index_signature(index)
+        else:
+            members += _member(parser, description)
         parser.accept(";") or parser.accept(",")
         previous = parser.tokens[parser.index - 1]
     seen: set[str] = set()
@@ -83,10 +90,18 @@ def read_class(parser: _Parser) -> Declaration:
         name.text,
         "interface",
         name,
-        body=ObjectType(tuple(members)),
+        body=ObjectType(tuple(members), *(index or ())),
         extends=tuple(extends),
         parameters=parameters,
     )
+
+
+def _at_index_signature(parser: _Parser) -> bool:
+    """``[key: string]: T`` (``readonly`` too) among a class's members: its
+    instances' index signature, as in an interface."""
+    if parser.at("readonly") and parser.peek().text == "[":
+        parser.advance()
+    return parser.at("[") and not parser.at_computed_key()
 
 
 def _member(parser: _Parser, description: str | None) -> list[Member]:
@@ -112,23 +127,37 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
             raise parser.program("set accessor", token)
         return [_getter(parser, description)]
     if parser.at("["):
-        raise parser.unsupported("index signature in a class", token)
-    if token.kind not in ("name", "string", "number"):
+        name = parser.computed_key()
+    elif token.kind in ("name", "string", "number"):
+        parser.advance()
+        name = token.value if token.kind != "number" else str(token.value)
+    else:
         raise parser.error(f"expected a class member, found {describe(token)}")
-    parser.advance()
     optional = parser.accept("?")
     parser.accept("!")  # definitely assigned: a check, not a type
     if parser.at("(", "<"):
         if static:
             _skip_method(parser, token)
             return []
-        raise parser.program("method", token)
+        if not optional:
+            raise parser.program("method", token)
+        return [_optional_method(parser, name, description, token)]
     if static:
         _skip_static_field(parser)
         return []
     field_type = _field_type(parser, token)
-    name = token.value if token.kind != "number" else str(token.value)
     return [Member(name, field_type, optional, description, token)]
+
+
+def _optional_method(parser: _Parser, name: str, description: str | None, token: Token) -> Member:
+    """``describe?(): string``: an instance may lack it, so a JSON value (which
+    has no functions) still is one; kept as a program's part, left out."""
+    generic = bool(parser.type_parameters())
+    signature = read_signature(parser, generic, arrow=False)
+    if parser.at("{"):
+        parser.skip_balanced("([{")
+    method = ProgramType("method", token, signature=signature)
+    return Member(name, method, True, description, token)
 
 
 def _getter(parser: _Parser, description: str | None) -> Member:
@@ -151,7 +180,7 @@ def _field_type(parser: _Parser, name: Any) -> Any:
     if parser.accept(":"):
         annotated = parser.type()
         if parser.accept("="):
-            _skip_expression(parser)
+            parser.skip_expression()
         return annotated
     if not parser.at("="):
         raise parser.error(f"class field {name.text!r} needs a type", name)
@@ -221,20 +250,3 @@ def _skip_static_field(parser: _Parser) -> None:
             parser.skip_balanced()
         else:
             parser.advance()
-
-
-def _skip_expression(parser: _Parser) -> None:
-    """An initializer: up to a ``;``, ``,`` or ``)`` outside brackets, the class's
-    ``}``, or a new line outside brackets."""
-    depth = 0
-    start = parser.index
-    while parser.token.kind != "end":
-        token = parser.token
-        new_line = parser.index > start and token.line > parser.tokens[parser.index - 1].line
-        if depth == 0 and (new_line or parser.at(";", ",", ")", "}")):
-            return
-        if token.kind == "punct" and token.text in "([{":
-            depth += 1
-        elif token.kind == "punct" and token.text in ")]}":
-            depth -= 1
-        parser.advance()

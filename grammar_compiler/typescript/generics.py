@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grammar_compiler.typescript.syntax import (
@@ -37,6 +37,7 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     ProgramType,
     Reference,
+    Signature,
     TemplateType,
     TupleElement,
     TupleType,
@@ -223,7 +224,20 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
         return Union(tuple(substitute(o, bindings) for o in node.options))
     if isinstance(node, Intersection):
         return Intersection(tuple(substitute(p, bindings) for p in node.parts), node.token)
+    if isinstance(node, ProgramType) and node.signature is not None:
+        return _substitute_signature(node, bindings)
     return node  # keywords, literals, typeof and infer
+
+
+def _substitute_signature(node: ProgramType, bindings: Mapping[str, Any]) -> ProgramType:
+    """A function type's parameters and return type with ``bindings`` in place
+    (a generic one's own type parameters may shadow them: left as written)."""
+    signature = node.signature
+    if signature is None or signature.generic:
+        return node
+    parameters = substitute(signature.parameters, bindings)
+    returns = None if signature.returns is None else substitute(signature.returns, bindings)
+    return replace(node, signature=Signature(parameters, returns))
 
 
 def _substitute_mapped(node: MappedType, bindings: Mapping[str, Any]) -> MappedType:
@@ -375,7 +389,13 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
     elif isinstance(node, Infer):
         text(f"infer {node.name}")
     elif isinstance(node, ProgramType):
-        text(f"({node.construct} at {node.token.line}:{node.token.column})")
+        text(f"({node.construct} at {node.token.line}:{node.token.column}")
+        if node.signature is not None:  # one written place, instantiated differently
+            text(" ")
+            _write(node.signature.parameters, out, budget)
+            text(" => ")
+            _write(node.signature.returns, out, budget)
+        text(")")
     elif isinstance(node, Conditional):
         text("(")  # a conditional nests in parentheses anywhere
         if node.parameter is not None:
@@ -449,6 +469,10 @@ def _children(node: Any) -> tuple[Any, ...]:
         return node.parts
     if isinstance(node, Conditional):
         return (node.check, node.pattern, node.when_true, node.when_false)
+    if isinstance(node, ProgramType) and node.signature is not None:
+        signature = node.signature
+        returned = () if signature.returns is None else (signature.returns,)
+        return (signature.parameters, *returned)
     return ()
 
 

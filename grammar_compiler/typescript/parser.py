@@ -18,6 +18,7 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.classes import read_class
 from grammar_compiler.typescript.enum_values import enum_value
 from grammar_compiler.typescript.namespaces import qualify_references
+from grammar_compiler.typescript.signatures import function_type, read_signature
 from grammar_compiler.typescript.syntax import (
     PROGRAM_NOT_DATA,
     ArrayType,
@@ -117,6 +118,7 @@ class _Parser:
         self.this_type: Reference | None = None  # what 'this' is in the interface being read
         self.enum_members: dict[str, dict[str, Any]] = {}  # the enums read so far, for Other.X
         self.constant_keys: dict[str, Any] = {}  # literal consts read so far, for [KEY] and [K.A]
+        self.overloaded: set[str] = set()  # functions declared without a body so far
 
     # -- helpers ---------------------------------------------------------
 
@@ -231,6 +233,8 @@ class _Parser:
                 self._variable(found)
             elif self.at("class") or (self.at("abstract") and self.peek().text == "class"):
                 self._class(found)
+            elif self.at("function") or (self.at("async") and self.peek().text == "function"):
+                self._function(found)
             elif self.token.text in _PROGRAM_STATEMENTS:
                 self._set_aside_program(found)
             elif self.token.text in _SCOPES:
@@ -354,6 +358,39 @@ class _Parser:
             self._set_aside_program(found, refusal)
             return
         self._add_type(found, declaration)
+
+    def _function(self, found: Declarations) -> None:
+        """``function f(x: T): R { ... }``, or one declared without a body (an
+        overload, or ``declare function``): a variable of a function type, for
+        ``ReturnType<typeof f>``. Of overloads, the last before the body is the
+        one kept, as TypeScript reads ``typeof f`` in a conditional type."""
+        keyword = self.token
+        self.accept("async")
+        self.expect("function")
+        self.accept("*")  # a generator
+        if self.token.kind != "name":  # export default function () { ... }
+            self._skip_statement()
+            return
+        name = self.advance()
+        first = self.index
+        try:
+            generic = bool(self.type_parameters())
+            signature = read_signature(self, generic, arrow=False)
+        except ConstraintError:
+            self.index = first
+            signature = None
+        has_body = self.at("{")
+        ended = self.accept(";") or self.token.kind == "end"
+        ended = ended or self.token.line > self.tokens[self.index - 1].line
+        if has_body or not ended:
+            self._skip_statement()
+        qualified = ".".join([*self.scope, name.text])
+        if has_body and qualified in self.overloaded:
+            return
+        if not has_body:
+            self.overloaded.add(qualified)
+        kind = ProgramType("function", keyword, signature=signature)
+        found.values[qualified] = Value(qualified, name, type=kind)
 
     def _set_aside_program(
         self, found: Declarations, refusal: ConstraintError | None = None
@@ -780,8 +817,7 @@ class _Parser:
         if token.kind == "name":
             return self._named()
         if self.at("<"):  # a generic function type
-            self.skip_balanced()
-            return self._function_type(token)
+            return function_type(self, token, "function type")
         raise self.error(f"expected a type, found {describe(token)}")
 
     def _template(self) -> Any:
@@ -807,32 +843,50 @@ class _Parser:
     def _parenthesized(self) -> Any:
         start = self.token
         if self._is_function_type():
-            return self._function_type(start)
+            return function_type(self, start, "function type")
         self.advance()
         inner = self.type()
         self.expect(")", "')'")
         return inner
 
-    def _function_type(self, start: Token, construct: str = "function type") -> ProgramType:
-        """``(parameters) => R``: read to its end, kept as a program's part."""
-        self.skip_balanced()
-        self.expect("=>")
-        self.returned_type()
-        return ProgramType(construct, start)
+    def returned_type(self) -> Any:
+        """A function's or method's return type: ``void`` allowed, a type
+        predicate (``x is T``) a boolean, an assertion (``asserts x``) void."""
+        if self.accept("asserts"):
+            self.name("a parameter name")
+            if self.accept("is"):
+                self.signature_type()
+            return Keyword("void")
+        if self.token.kind == "name" and self.peek().text == "is":
+            self.advance()
+            self.advance()
+            self.signature_type()
+            return Keyword("boolean")
+        return self.signature_type()
 
-    def returned_type(self) -> None:
-        """A function's or method's return type (``void``, ``x is T`` and
-        ``asserts x`` too): read past, since no value is made of it."""
+    def signature_type(self) -> Any:
+        """A type in a function's signature, where ``void`` may stand."""
         self.in_signature += 1
         try:
-            if self.accept("asserts"):
-                self.name("a parameter name")
-            else:
-                self.type()
-            if self.accept("is"):
-                self.type()
+            return self.type()
         finally:
             self.in_signature -= 1
+
+    def skip_expression(self) -> None:
+        """An initializer or default value: up to a ``;``, ``,`` or ``)`` outside
+        brackets, an enclosing ``}``, or a new line outside brackets."""
+        depth = 0
+        start = self.index
+        while self.token.kind != "end":
+            token = self.token
+            new_line = self.index > start and token.line > self.tokens[self.index - 1].line
+            if depth == 0 and (new_line or self.at(";", ",", ")", "}")):
+                return
+            if token.kind == "punct" and token.text in "([{":
+                depth += 1
+            elif token.kind == "punct" and token.text in ")]}":
+                depth -= 1
+            self.advance()
 
     def skip_balanced(self, openers: str = "([{<") -> None:
         """An opening bracket and all up to its match, counting the brackets of
@@ -898,18 +952,19 @@ class _Parser:
             if self.at("extends") and self.peek().text != "?":
                 raise self.unsupported("infer with a constraint ('infer U extends C')")
             return Infer(inferred.text, inferred)
-        if name in _REFUSED_TYPES and self.in_signature and name != "infer":
-            if name == "unique":
-                self.expect("symbol")
-            return Keyword(name, token)  # in a signature, which no value is made of
+        if name == "void" and self.in_signature:
+            return Keyword(name, token)  # refused where a value of it is asked for
         if name in _NOT_JSON_TYPES:  # left out where optional, like a method
             if name == "unique":
                 self.expect("symbol")
             return ProgramType(_NOT_JSON_TYPES[name], token, NOT_JSON)
         if name in _REFUSED_TYPES:
             raise self.unsupported(_REFUSED_TYPES[name], token)
-        if name == "new" and self.at("("):
-            return self._function_type(token, "constructor type")
+        if name == "new" and self.at("(", "<"):
+            return function_type(self, token, "constructor type")
+        if name == "abstract" and self.at("new"):
+            self.advance()
+            return function_type(self, token, "constructor type")
         if name in _PROGRAM_TYPES:
             raise self.program(_PROGRAM_TYPES[name], token)
         if name == "readonly":
@@ -978,11 +1033,11 @@ class _Parser:
             description = self.leading_description(self.token, previous)
             if self.at("readonly") and self.peek().text == "[":
                 self.advance()  # readonly [key: string]: T
-            is_member = not self.at("[") or self._at_computed_key()
+            is_member = not self.at("[") or self.at_computed_key()
             if is_member:
                 members.append(self._member(description))
             else:
-                index = self._index_signature(index)
+                index = self.index_signature(index)
             last = self.tokens[self.index - 1]
             separated = self.accept(";") or self.accept(",")
             if not separated and not self.at("}") and self.token.line == last.line:
@@ -1045,7 +1100,7 @@ class _Parser:
         self.expect("}", "'}' (a mapped type has no other members)")
         return MappedType(parameter.text, keys, value, optional, brace, rename)
 
-    def _index_signature(self, existing: Any) -> tuple[Any, str]:
+    def index_signature(self, existing: Any) -> tuple[Any, str]:
         bracket = self.expect("[")
         if self.token.kind == "name" and self.peek().text == "in":
             raise self.error("a mapped type has no other members", bracket)
@@ -1072,12 +1127,12 @@ class _Parser:
             raise self.error("duplicate index signature", bracket)
         return value_type, names
 
-    def _at_computed_key(self) -> bool:
+    def at_computed_key(self) -> bool:
         """``[E.A]: T`` or ``["a"]: T``: a member whose name is a constant."""
         after = self.peek()
         return after.kind == "string" or (after.kind == "name" and self.peek(2).text in (".", "]"))
 
-    def _computed_key(self) -> str:
+    def computed_key(self) -> str:
         """The name of ``[E.A]`` (an enum member read before) or ``["a"]``."""
         bracket = self.expect("[")
         token = self.token
@@ -1113,7 +1168,7 @@ class _Parser:
             accessor = self.advance().text
             token = self.token
         if self.at("["):
-            name = self._computed_key()
+            name = self.computed_key()
             optional = self.accept("?")
             self.expect(":", "':'")
             return Member(name, self.type(), optional, description, token)
@@ -1136,12 +1191,10 @@ class _Parser:
 
     def _method(self, name: str, optional: bool, description: str | None, token: Token) -> Member:
         """``run(x: T): R``: its signature read, the member kept as a program's part."""
-        if self.at("<"):
-            self.skip_balanced()
-        self.skip_balanced()
-        if self.accept(":"):
-            self.returned_type()
-        return Member(name, ProgramType("method signature", token), optional, description, token)
+        generic = bool(self.type_parameters())
+        signature = read_signature(self, generic, arrow=False)
+        method = ProgramType("method signature", token, signature=signature)
+        return Member(name, method, optional, description, token)
 
     def _accessor(self, kind: str, name: str, description: str | None, token: Token) -> Member:
         """``get x(): T`` is the member ``x: T``; ``set x(v: T)`` a program's part

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import substitute
+from grammar_compiler.typescript.signatures import is_signature, same_kind
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Conditional,
@@ -40,6 +41,7 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     ProgramType,
     Reference,
+    Signature,
     TemplateType,
     TupleType,
     Union,
@@ -182,6 +184,10 @@ class Relations:
         return False
 
     def _single(self, source: Any, target: Any, token: Token, inferred: dict[str, Any]) -> bool:
+        if same_kind(source, target):
+            return self._function(source, target, token, inferred)
+        if is_signature(target) and not isinstance(source, ProgramType):
+            return False  # data is no function
         for side in (source, target):
             if isinstance(side, ProgramType):
                 raise program_refusal(side)
@@ -210,6 +216,51 @@ class Relations:
         if isinstance(source, _OBJECT_LIKE):
             return self._object(source, target, token, inferred)
         raise error_at(token, "a conditional type here compares types this reader cannot")
+
+    def _function(
+        self, source: ProgramType, target: ProgramType, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        """A function against a function type (``F extends (...args: any) => infer R``):
+        its result against the target's, its parameters against the target's
+        (one rest element takes the whole list: ``(...args: infer P)``)."""
+        given, wanted = _signature(source), _signature(target)
+        if wanted.returns not in (*_TOP, Keyword("void")):
+            if given.returns is None:
+                raise error_at(
+                    source.token,
+                    "a conditional type needs this function's return type: write it",
+                )
+            if not self.assignable(given.returns, wanted.returns, token, inferred):
+                return False
+        return self._parameter_lists(given.parameters, wanted.parameters, token, inferred)
+
+    def _parameter_lists(
+        self, given: TupleType, wanted: TupleType, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        """Whether a function taking ``given`` can stand where one taking ``wanted``
+        is asked for: it needs no more arguments than are passed, and each
+        argument passed fits its parameter (``infer`` in ``wanted`` binds the
+        function's own parameter type there)."""
+        if len(wanted.elements) == 1 and wanted.elements[0].rest:
+            return self.assignable(given, wanted.elements[0].type, token, inferred)
+        passed = [e for e in wanted.elements if not e.rest]
+        takes = [e for e in given.elements if not e.rest]
+        needed = sum(1 for e in takes if not e.optional)
+        if needed > len(passed) and not any(e.rest for e in wanted.elements):
+            return False
+        given_rest = next((e.type for e in given.elements if e.rest), None)
+        for position, argument in enumerate(passed):
+            if position < len(takes):
+                parameter = takes[position].type
+            elif given_rest is not None and isinstance(given_rest, ArrayType):
+                parameter = given_rest.element
+            else:
+                return False  # more arguments than the function takes
+            if isinstance(argument.type, Infer):
+                self.assignable(parameter, argument.type, token, inferred)
+            elif not self.assignable(argument.type, parameter, token, inferred):
+                return False
+        return True
 
     def _literal(self, source: Literal, target: Any) -> bool:
         if isinstance(target, Literal):
@@ -329,6 +380,12 @@ class Relations:
         if node.index is not None:
             flags[None] = True
         return flags
+
+
+def _signature(node: ProgramType) -> Signature:
+    if node.signature is None or node.signature.generic:
+        raise error_at(node.token, "a conditional type compares a signature not read here")
+    return node.signature
 
 
 def _defined(options: list[Any]) -> list[Any]:

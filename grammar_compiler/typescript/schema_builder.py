@@ -22,6 +22,7 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
 from grammar_compiler.typescript.jsdoc import jsdoc_keywords
 from grammar_compiler.typescript.relations import Relations, program_refusal
+from grammar_compiler.typescript.signatures import SIGNATURE_UTILITIES, read_from_signatures
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Conditional,
@@ -85,6 +86,8 @@ MAX_TEMPLATE_TEXTS = 256
 _UTILITIES = frozenset({"Partial", "Required", "Readonly", "Pick", "Omit"})
 _MEMBERWISE = frozenset({"Exclude", "Extract", "NonNullable", "Awaited"})
 """Built-ins that take a union member by member."""
+_BUILT_IN_ALIASES = _MEMBERWISE | frozenset(SIGNATURE_UTILITIES)
+"""Built-ins that stand for another type, found by ``_built_in_alias``."""
 _HOMOMORPHIC = frozenset({"Partial", "Required", "Readonly"})
 """Utilities that map an object type member by member, so distribute over a union."""
 _STRING_INTRINSICS = {
@@ -97,6 +100,8 @@ _PRIMITIVE_OF = {bool: "boolean", str: "string", int: "number", float: "number"}
 _UNMAPPED_KEYWORDS = frozenset({"string", "number", "boolean", "null", "undefined", "never"})
 """Types a homomorphic mapped type leaves as they are (``Partial<string>``)."""
 _ANY = Keyword("any")
+_NOTHING = (Keyword("undefined"), Keyword("void"))
+"""What a union member may be that JSON leaves out (``T | void``: a function's result)."""
 _NOT_NULL = Union((Keyword("string"), Keyword("number"), Keyword("boolean"), Keyword("object")))
 """TypeScript's ``{}`` as a type of values: every JSON value but null."""
 _PROPERTY_KEY = Union((Keyword("string"), Keyword("number")))
@@ -356,6 +361,8 @@ class _SchemaBuilder:
                 "'never' has no value; it is allowed as a union member, an optional "
                 "member's type, an index signature's and an array's element type",
             )
+        if node.name == "void":
+            raise error_at(node.token, "'void' (a function's result of nothing) is not JSON")
         if node.name == "undefined":
             raise error_at(
                 node.token,
@@ -412,10 +419,10 @@ class _SchemaBuilder:
 
     def _union(self, node: Union) -> dict:
         options = [option for option in _flatten_union(node) if not self._is_never(option)]
-        if any(option != Keyword("undefined") for option in options):
+        if any(option not in _NOTHING for option in options):
             # JSON has no undefined: a value of T | undefined written out is a T
             # (a member whose value is undefined is left out, an array's is null)
-            options = [option for option in options if option != Keyword("undefined")]
+            options = [option for option in options if option not in _NOTHING]
         if not all(isinstance(option, ProgramType) for option in options):
             # nor functions or bigints: a value of string | (() => void) in JSON is a string
             options = [option for option in options if not isinstance(option, ProgramType)]
@@ -459,8 +466,8 @@ class _SchemaBuilder:
         if node.name == "Date" and node.name not in self.declarations:
             self._arguments(node, 0)
             return {"type": "string", "format": "date-time"}
-        if node.name in _MEMBERWISE and node.name not in self.declarations:
-            return self.schema(self._memberwise(node))
+        if node.name in _BUILT_IN_ALIASES and node.name not in self.declarations:
+            return self.schema(self._built_in_alias(node))
         if node.name == "PropertyKey" and node.name not in self.declarations:
             return self.schema(_PROPERTY_KEY)
         if node.name in _STRING_INTRINSICS and node.name not in self.declarations:
@@ -471,6 +478,13 @@ class _SchemaBuilder:
                 raise error_at(node.token, f"{node.name}.{node.member} is not an enum member")
             return {"const": declaration.members[node.member]}
         return self._reference_to(self.instances.instance(declaration, node.arguments, node.token))
+
+    def _built_in_alias(self, node: Reference) -> Any:
+        """The type a built-in such as ``Exclude<T, U>`` or ``ReturnType<F>`` stands for."""
+        if node.name in _MEMBERWISE:
+            return self._memberwise(node)
+        (target,) = self._arguments(node, 1)
+        return read_from_signatures(node.name, list(self._members(target, ())), node.token)
 
     def _memberwise(self, node: Reference) -> Any:
         """``Exclude<T, U>`` (the members of the union ``T`` not assignable to
@@ -545,8 +559,8 @@ class _SchemaBuilder:
             if built_in and option.name == "PropertyKey":
                 yield from _PROPERTY_KEY.options
                 continue
-            if built_in and option.name in _MEMBERWISE:
-                yield from self._members(self._memberwise(option), through)
+            if built_in and option.name in _BUILT_IN_ALIASES:
+                yield from self._members(self._built_in_alias(option), through)
                 continue
             if isinstance(option, TemplateType):
                 texts = self._template_texts(option)
@@ -642,7 +656,9 @@ class _SchemaBuilder:
             return unique[0] if len(unique) == 1 else Union(tuple(unique))
         numeric = key == Keyword("number") or (isinstance(key, Literal) and type(key.value) is int)
         found = None
-        if isinstance(target, ArrayType) and numeric:
+        if key == Literal("length") and _has_length(target):
+            found = _length(target)
+        elif isinstance(target, ArrayType) and numeric:
             found = target.element
         elif isinstance(target, TupleType) and numeric:
             found = _tuple_element(target, key)
@@ -668,8 +684,8 @@ class _SchemaBuilder:
                 return node
             if node.name in ("Array", "ReadonlyArray") and node.name not in self.declarations:
                 return ArrayType(self._arguments(node, 1)[0])
-            if node.name in _MEMBERWISE and node.name not in self.declarations:
-                node = self._memberwise(node)
+            if node.name in _BUILT_IN_ALIASES and node.name not in self.declarations:
+                node = self._built_in_alias(node)
                 continue
             declaration = self.declarations.get(node.name)
             if declaration is None or declaration.kind != "type":
@@ -814,8 +830,8 @@ class _SchemaBuilder:
             return self._record(node)
         if node.name in _UTILITIES:
             return self._utility(node)
-        if node.name in _MEMBERWISE and node.name not in self.declarations:
-            return self.shape(self._memberwise(node))
+        if node.name in _BUILT_IN_ALIASES and node.name not in self.declarations:
+            return self.shape(self._built_in_alias(node))
         declaration = self._declaration(node)
         if declaration.kind == "enum" or node.member is not None:
             raise error_at(node.token, f"{node.name!r} is not an object type")
@@ -1258,6 +1274,22 @@ def _takes_name(names: dict | None, name: str) -> bool:
     if "allOf" in names:
         return all(_takes_name(option, name) for option in names["allOf"])
     return re.search(names["pattern"], name) is not None
+
+
+def _has_length(node: Any) -> bool:
+    """Whether ``T["length"]`` is a number: of arrays, tuples and strings."""
+    is_string = isinstance(node, Literal) and isinstance(node.value, str)
+    return is_string or isinstance(node, (ArrayType, TupleType)) or node == Keyword("string")
+
+
+def _length(node: Any) -> Any:
+    """``T["length"]``: a tuple's counts of elements as literals (``[A, B?]``:
+    ``1 | 2``), ``number`` for an array, a string or a tuple with a rest element."""
+    if not isinstance(node, TupleType) or any(e.rest for e in node.elements):
+        return Keyword("number")
+    required = sum(1 for e in node.elements if not e.optional)
+    counts = tuple(Literal(n) for n in range(required, len(node.elements) + 1))
+    return counts[0] if len(counts) == 1 else Union(counts)
 
 
 def _tuple_element(node: TupleType, key: Any) -> Any:

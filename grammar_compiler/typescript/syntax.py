@@ -163,15 +163,27 @@ class TypeQuery:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """What a function takes and gives, for ``Parameters<F>``, ``ReturnType<F>``
+    and conditional types that match functions (``F extends (...a: any) => infer R``)."""
+
+    parameters: TupleType  # as Parameters<F> reads them: names gone, optional and rest kept
+    returns: Any  # None where not written (TypeScript infers it from a body not read here)
+    generic: bool = False  # its own type parameters: its types are not known here
+
+
+@dataclass(frozen=True)
 class ProgramType:
     """A function type, method or accessor: part of a program, which no JSON value
     has (or an ``import("m").T``, a type of another file). Kept in its place so
     that a type leaving it out (``Omit<Api, "run">``) is still data; refused
-    where a value of it is asked for."""
+    where a value of it is asked for. A function's or constructor's signature
+    is kept for the types read from it."""
 
     construct: str  # "function type", "method signature", ...
     token: Token = field(compare=False)
     why: str = PROGRAM_NOT_DATA
+    signature: Signature | None = None
 
 
 @dataclass(frozen=True)
