@@ -168,3 +168,31 @@ export interface Sizes { pair: Pair["length"]; three: Length<[1, 2, 3]>; many: L
     texts = _sampled(source, "Sizes")
     assert texts and typescript_errors(source, "Sizes", texts) == {}
     _refused_by_both(source, "Sizes", ['{"pair": 1, "three": 3, "many": 0}'])
+
+
+def test_overloaded_methods_are_one_member_read_by_their_last_signature() -> None:
+    """An interface's overloads name one member (``Omit`` removes it at once);
+    ``Parameters`` and ``ReturnType`` read the last, as ``tsc`` does. An
+    optional ``Function`` is left out like any function-typed member."""
+    source = """
+export interface Emitter {
+  name: string;
+  on(event: "open"): void;
+  on(event: "data", size: number): { accepted: boolean };
+  onError?: Function;
+}
+export interface Uses {
+  plain: Omit<Emitter, "on">;
+  args: Parameters<Emitter["on"]>;
+  result: ReturnType<Emitter["on"]>;
+}
+"""
+    texts = _sampled(source, "Uses")
+    assert texts and typescript_errors(source, "Uses", texts) == {}
+    _refused_by_both(
+        source,
+        "Uses",
+        ['{"plain": {"name": "a"}, "args": ["open"], "result": {"accepted": true}}'],
+    )
+    with pytest.raises(ConstraintError, match="construct 'Function'"):
+        compile_typescript("export interface T { run: Function }", "T")

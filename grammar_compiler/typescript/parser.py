@@ -945,6 +945,8 @@ class _Parser:
             return self.this_type
         if name in _WRAPPER_TYPES and not self.at("<"):
             return _WRAPPER_TYPES[name]
+        if name == "Function" and not self.at("<", "."):  # any function: left out where optional
+            return ProgramType("Function", token)
         if name == "typeof":
             raise self.error(f"expected a variable name after typeof, found {describe(self.token)}")
         if name == "infer" and self.in_pattern and self.token.kind == "name":
@@ -1055,6 +1057,7 @@ class _Parser:
             if m.type != ProgramType("set accessor", m.token)
             or sum(other.name == m.name for other in members) == 1
         ]
+        members = _overloads_merged(members)
         seen: set[str] = set()
         for member in members:
             if member.name in seen:
@@ -1206,6 +1209,26 @@ class _Parser:
             return Member(name, ProgramType("set accessor", token), False, description, token)
         returned = self.type() if self.accept(":") else ProgramType("get accessor", token)
         return Member(name, returned, False, description, token)
+
+
+def _overloads_merged(members: list[Member]) -> list[Member]:
+    """A method's overloads (``on(e: "a"): void; on(e: "b"): void``) as one
+    member where the first stands, with the last signature, which is the
+    one ``Parameters`` and ``ReturnType`` read."""
+    last = {m.name: m for m in members if _is_method(m)}
+    merged: list[Member] = []
+    for member in members:
+        if not _is_method(member):
+            merged.append(member)
+        elif member.name in last:
+            kept = last.pop(member.name)
+            described = member.description or kept.description
+            merged.append(dataclasses.replace(kept, description=described))
+    return merged
+
+
+def _is_method(member: Member) -> bool:
+    return isinstance(member.type, ProgramType) and member.type.construct == "method signature"
 
 
 def _number_key(value: int | float) -> str:

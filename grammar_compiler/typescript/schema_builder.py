@@ -1193,7 +1193,6 @@ _KNOWN_GLOBALS = {
     "Map": " (Map is not JSON-serializable; use Record<string, T>)",
     "Set": " (Set is not JSON-serializable; use T[])",
     "Promise": " (Promise is not JSON data)",
-    "Function": " (functions are not JSON data)",
     "Error": (
         " (JSON.stringify writes an Error as {}; declare the members the data carries, "
         "such as { name: string; message: string })"
