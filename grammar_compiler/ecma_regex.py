@@ -67,7 +67,7 @@ from dataclasses import dataclass
 
 import regex
 
-from grammar_compiler import lookarounds, marked_groups
+from grammar_compiler import boundary_automaton, lookarounds, marked_groups
 from grammar_compiler.case_folding import case_insensitive
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -80,7 +80,7 @@ from grammar_compiler.code_points import (
     python_class_escapes,
 )
 from grammar_compiler.lookarounds import Boundary, Lookahead, Lookbehind
-from grammar_compiler.marked_groups import MarkedGroup
+from grammar_compiler.marked_groups import BoundaryLoop, MarkedGroup
 from grammar_compiler.regex_emit import (
     PATTERN_SYNTAX,
     Alt,
@@ -265,7 +265,7 @@ class _Parser:
         for flat, starts, ends in spread:
             try:
                 found.append(
-                    lookarounds.resolved(
+                    boundary_automaton.resolved(
                         self._anchored(flat, anchored_start or starts, anchored_end or ends)
                     )
                 )
@@ -409,7 +409,9 @@ class _Parser:
             )
         return ranges
 
-    def _quantified(self, atom: Node | MarkedGroup, astral: bool, start: int) -> Node | MarkedGroup:
+    def _quantified(
+        self, atom: Node | MarkedGroup, astral: bool, start: int
+    ) -> Node | MarkedGroup | BoundaryLoop:
         bounds = self._quantifier()
         if bounds is None:
             return atom

@@ -15,7 +15,10 @@ what comes before (after) them is empty: such a sequence keeps the items
 there that may be empty as nothing and is dropped where one may not.
 A group with marks repeated past ``MAX_UNROLLED`` copies is one node repeated
 where each mark looks only at text of the same copy (a domain's labels,
-``(\.(?!-)[a-z0-9-]{1,63}(?<!-))*``), and refused otherwise.
+``(\.(?!-)[a-z0-9-]{1,63}(?<!-))*``); one whose only marks are word
+boundaries, which may look into the copies beside it (``(\b\w+\b\s?)+``), is
+kept whole as a ``BoundaryLoop`` for ``boundary_automaton``; others are
+refused.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ class TextEnd:
 
 
 Mark = Union[Lookahead, Lookbehind, Boundary, TextStart, TextEnd]  # noqa: UP007 (a runtime alias)
-Item = Union[Node, Mark, "MarkedGroup"]
+Item = Union[Node, Mark, "MarkedGroup", "BoundaryLoop"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,17 @@ class MarkedGroup:
 
     options: tuple[tuple[Item, ...], ...]
     start: int  # its offset in the regex, for errors
+
+
+@dataclass(frozen=True)
+class BoundaryLoop:
+    """A group whose only marks are word boundaries, repeated more often than is
+    written out: it stays one item of the top-level sequence, which
+    ``boundary_automaton`` then reads whole."""
+
+    group: MarkedGroup
+    low: int
+    high: int | None
 
 
 def group(options: list[list[Item]], start: int) -> Node | MarkedGroup:
@@ -98,15 +112,18 @@ def _choice(options: list[Node]) -> Node:
     return choice if len(nonempty) == len(options) else Repeat(choice, 0, 1)
 
 
-def repeated(item: MarkedGroup, low: int, high: int | None) -> Node | MarkedGroup:
+def repeated(item: MarkedGroup, low: int, high: int | None) -> Node | MarkedGroup | BoundaryLoop:
     """``item{low,high}``, written out as copies (``?`` is a choice of none or one);
-    past ``MAX_UNROLLED`` copies, one node repeated where its marks stay in each copy."""
+    past ``MAX_UNROLLED`` copies, one node repeated where its marks stay in each
+    copy, or a ``BoundaryLoop`` where its marks are word boundaries."""
     if high is None or high > MAX_UNROLLED:
         within = _within_each_copy(item)
         if within is None:
             tempered = _tempered_to_the_end(item, low, high)
             if tempered is not None:
                 return tempered
+            if _only_boundaries(item):
+                return BoundaryLoop(item, low, high)
             raise LookaroundError(
                 "a group holding a lookaround, word boundary or anchor may repeat at most "
                 f"{MAX_UNROLLED} times (write it out), unless each of its marks looks only at "
@@ -138,6 +155,16 @@ def _within_each_copy(item: MarkedGroup) -> Node | None:
             if not error.unsatisfiable:
                 return None
     return _choice(nodes) if nodes else None
+
+
+def _only_boundaries(item: MarkedGroup) -> bool:
+    """Whether every mark in the group (and the groups inside it) is a word boundary."""
+    return all(
+        isinstance(part, (Node, Boundary, BoundaryLoop))
+        or (isinstance(part, MarkedGroup) and _only_boundaries(part))
+        for option in item.options
+        for part in option
+    )
 
 
 def _tempered_to_the_end(item: MarkedGroup, low: int, high: int | None) -> MarkedGroup | None:
@@ -184,14 +211,17 @@ def _marks_stay_inside(items: list) -> bool:
             longest = length_bounds(item.node)[1]
             if longest is None or longest > before:
                 return False
-        elif isinstance(item, Boundary) and (before < 1 or after < 1):
+        elif isinstance(item, Boundary):
+            if before < 1 or after < 1:
+                return False
+        elif isinstance(item, BoundaryLoop):  # its boundaries may look past the copy
             return False
     return True
 
 
 def spread(
     items: list[Item],
-) -> list[tuple[list[Node | Lookahead | Lookbehind | Boundary], bool, bool]]:
+) -> list[tuple[list[Node | Lookahead | Lookbehind | Boundary | BoundaryLoop], bool, bool]]:
     """The top-level sequences ``items`` stands for, each with whether a ``^``
     inside starts the text and a ``$`` inside ends it (the anchors themselves
     removed); an empty list where no text can pass them.
@@ -254,6 +284,8 @@ def _appended(partial: _Partial, item: Item) -> bool:
         return _may_be_empty(item)
     if isinstance(item, Lookahead):
         return _may_be_empty(item.node) != item.negative
+    if isinstance(item, BoundaryLoop):  # none of its copies fits: it has text, or marks
+        return item.low == 0
     partial.items.append(item)  # a lookbehind or boundary at the text's end
     return True
 

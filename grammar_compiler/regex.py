@@ -73,14 +73,17 @@ with a word character, ``\bcat\b`` is ``cat``.
 Lookarounds, word boundaries and anchors inside groups (ISO 8601 durations,
 ``(^|,)``, IPv4 with ``\b``) spread the pattern into alternatives that hold
 them at top level (``marked_groups``), one per way through those groups;
-ways no text takes (``a|b$c``: ``b`` then the end) are dropped.
+ways no text takes (``a|b$c``: ``b`` then the end) are dropped. A group of
+word boundaries repeated without bound (``(\b\w+\b\s?)+``) makes its
+alternative one automaton (``boundary_automaton``).
 
 Backreferences to a group every match of a sequence passes once, of a few
 texts, spell that sequence out as one alternative per text
 (``backreferences``): ``\d{1,2}([./-])\d{1,2}\1\d{4}``, ``(['"]).*\1``.
 
 Rejected: other backreferences, conditionals, atomic groups, possessive
-quantifiers, groups holding marks repeated without bound, the flag ``(?t)``,
+quantifiers, groups holding lookarounds or anchors repeated without bound
+(where their marks look past the copy), the flag ``(?t)``,
 repetition counts above ``MAX_REPEAT``, parts no text of
 ``shortest.MAX_SHORTEST_OUTPUT`` characters satisfies, classes that match nothing,
 patterns longer than ``MAX_PATTERN_LENGTH`` and lists longer than
@@ -106,7 +109,7 @@ from typing import NamedTuple
 import regex as regex_package
 import xgrammar
 
-from grammar_compiler import backreferences, lookarounds, marked_groups
+from grammar_compiler import backreferences, boundary_automaton, lookarounds, marked_groups
 from grammar_compiler.canonical import JUDGE_BUDGET_S, CanonicalConstraint, out_of_time
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -614,7 +617,7 @@ def _resolved_whole(items: list[Node | Lookahead | Lookbehind | Boundary]) -> No
         if items[-1].kept_in_place(items):
             break
         ending.insert(0, items.pop().at_the_end(_ANY_TEXT))
-    return lookarounds.resolved([*ending, *items])
+    return boundary_automaton.resolved([*ending, *items])
 
 
 _LOOKAROUNDS = (_parser.ASSERT, _parser.ASSERT_NOT)
@@ -854,7 +857,8 @@ def _marked_items(items: Sequence[tuple], context: _Context) -> list[marked_grou
 
 def _consumed(row: list[marked_groups.Item]) -> bool:
     """Whether the row may hold text already."""
-    return any(isinstance(item, (Node, marked_groups.MarkedGroup)) for item in row)
+    held = (Node, marked_groups.MarkedGroup, marked_groups.BoundaryLoop)
+    return any(isinstance(item, held) for item in row)
 
 
 def _mark(code: object, context: _Context) -> marked_groups.Mark:

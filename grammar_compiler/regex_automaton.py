@@ -45,22 +45,22 @@ class TooComplex(ValueError):
 
 def intersection(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
     """The texts both match; None if there are none. ``max_size``: see ``_tree``."""
-    with _within_deadline():
-        classes = _Classes([a, b])
+    with within_deadline():
+        classes = Classes([a, b])
         product = _product(_dfa(a, classes), _dfa(b, classes))
-        return _tree(_minimized(product), classes, max_size)
+        return written_back(minimized(product), classes, max_size)
 
 
 def difference(a: Node, b: Node, *, max_size: int = MAX_TREE_SIZE) -> Node | None:
     """The texts ``a`` matches and ``b`` does not; None if there are none."""
-    with _within_deadline():
-        classes = _Classes([a, b])
+    with within_deadline():
+        classes = Classes([a, b])
         product = _product(_dfa(a, classes), _complemented(_dfa(b, classes)))
-        return _tree(_minimized(product), classes, max_size)
+        return written_back(minimized(product), classes, max_size)
 
 
 @contextlib.contextmanager
-def _within_deadline() -> Iterator[None]:
+def within_deadline() -> Iterator[None]:
     """Each call is bounded in size; the many a schema may hold share the
     deadline of its compile (``bounded_regex.deadline``): past it, TooComplex."""
     try:
@@ -74,7 +74,10 @@ def _within_deadline() -> Iterator[None]:
 # Character classes: the partition of code points that no set of either tree splits
 
 
-class _Classes:
+class Classes:
+    """The automata's alphabet: the partition of code points that no set of the
+    trees splits, each part a class numbered from 0."""
+
     def __init__(self, trees: Iterable[Node]) -> None:
         sets = {chars.ranges for tree in trees for chars in _all_chars(tree)}
         cuts = sorted({edge for ranges in sets for low, high in ranges for edge in (low, high + 1)})
@@ -115,10 +118,10 @@ def _all_chars(node: Node) -> Iterable[Chars]:
 # Automata
 
 
-class _Nfa:
+class Nfa:
     """Thompson's construction: character edges and empty edges."""
 
-    def __init__(self, classes: _Classes) -> None:
+    def __init__(self, classes: Classes) -> None:
         self.classes = classes
         self.edges: list[list[tuple[frozenset[int], int]]] = []
         self.empty: list[list[int]] = []
@@ -170,7 +173,7 @@ class _Nfa:
         return frozenset(seen)
 
 
-class _Dfa:
+class Dfa:
     """States 0..n-1, 0 the start; ``moves[state][class]`` absent: no way on."""
 
     def __init__(self, class_count: int) -> None:
@@ -187,11 +190,11 @@ class _Dfa:
         return len(self.moves) - 1
 
 
-def _dfa(node: Node, classes: _Classes) -> _Dfa:
-    nfa = _Nfa(classes)
+def _dfa(node: Node, classes: Classes) -> Dfa:
+    nfa = Nfa(classes)
     start = nfa.state()
     end = nfa.build(node, start)
-    dfa = _Dfa(len(classes.ranges))
+    dfa = Dfa(len(classes.ranges))
     first = nfa.closure([start])
     index = {first: dfa.add(end in first)}
     pending = [first]
@@ -211,9 +214,9 @@ def _dfa(node: Node, classes: _Classes) -> _Dfa:
     return dfa
 
 
-def _complemented(dfa: _Dfa) -> _Dfa:
+def _complemented(dfa: Dfa) -> Dfa:
     """Over every class (a missing move goes to a state that accepts everything after)."""
-    result = _Dfa(dfa.class_count)
+    result = Dfa(dfa.class_count)
     for accepting in dfa.accepting:
         result.add(not accepting)
     sink = result.add(True)
@@ -223,8 +226,8 @@ def _complemented(dfa: _Dfa) -> _Dfa:
     return result
 
 
-def _product(a: _Dfa, b: _Dfa) -> _Dfa:
-    result = _Dfa(a.class_count)
+def _product(a: Dfa, b: Dfa) -> Dfa:
+    result = Dfa(a.class_count)
     index = {(0, 0): result.add(a.accepting[0] and b.accepting[0])}
     pending = [(0, 0)]
     while pending:
@@ -242,11 +245,11 @@ def _product(a: _Dfa, b: _Dfa) -> _Dfa:
     return result
 
 
-def _minimized(dfa: _Dfa) -> _Dfa:
+def minimized(dfa: Dfa) -> Dfa:
     """Only states on a way to acceptance, equivalent ones merged (Moore's refinement)."""
     live = _live(dfa)
     if 0 not in live:
-        return _Dfa(dfa.class_count)
+        return Dfa(dfa.class_count)
     block = {state: int(dfa.accepting[state]) for state in live}
     while True:
         signatures = {
@@ -267,7 +270,7 @@ def _minimized(dfa: _Dfa) -> _Dfa:
         if len(numbering) == len(set(block.values())):
             break
         block = refined
-    result = _Dfa(dfa.class_count)
+    result = Dfa(dfa.class_count)
     order = {block[0]: 0}
     result.add(dfa.accepting[0])
     pending = [0]
@@ -286,7 +289,7 @@ def _minimized(dfa: _Dfa) -> _Dfa:
     return result
 
 
-def _live(dfa: _Dfa) -> set[int]:
+def _live(dfa: Dfa) -> set[int]:
     """States from which an accepting state can be reached."""
     incoming: list[list[int]] = [[] for _ in dfa.moves]
     for state, moves in enumerate(dfa.moves):
@@ -306,7 +309,7 @@ def _live(dfa: _Dfa) -> set[int]:
 # Back to a tree: state elimination
 
 
-def _tree(dfa: _Dfa, classes: _Classes, max_size: int) -> Node | None:
+def written_back(dfa: Dfa, classes: Classes, max_size: int) -> Node | None:
     """The automaton as a tree; TooComplex past ``max_size`` parts."""
     if not dfa.moves:
         return None

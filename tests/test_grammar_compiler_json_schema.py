@@ -847,7 +847,7 @@ def test_invalid_schema_is_refused_with_its_location(schema: object, expected: s
 
 def test_pattern_error_carries_the_offset() -> None:
     with pytest.raises(ConstraintError) as caught:
-        compile_json_schema({"properties": {"a": {"pattern": "a(b\\b)+"}}})
+        compile_json_schema({"properties": {"a": {"pattern": "a(b(?=c))+"}}})
     assert caught.value.position == 1
     assert str(caught.value).startswith(
         "pattern at /properties/a: a group holding a lookaround, word boundary or anchor may "
@@ -1403,7 +1403,16 @@ def test_length_restricted_regexes_match_within_the_bounds(node, low, extra, rng
 
 
 @pytest.mark.parametrize(
-    "pattern", ["\\bcat\\b", "^\\w+\\b.{0,3}$", "^.{0,2}\\B-\\B", "\\b[0-9]{2,4}\\b", "x\\b"]
+    "pattern",
+    [
+        "\\bcat\\b",
+        "^\\w+\\b.{0,3}$",
+        "^.{0,2}\\B-\\B",
+        "\\b[0-9]{2,4}\\b",
+        "x\\b",
+        "^(\\b\\w+\\b\\s?)+$",
+        "^(?:\\b[a-z]+\\b,? ?)+$",
+    ],
 )
 def test_word_boundaries_generate_only_matches(pattern: str) -> None:
     """Walks through the grammar are matches for the judge (Python's Unicode \\w)."""

@@ -1,0 +1,254 @@
+r"""Word boundaries inside groups repeated without bound, through one automaton.
+
+Why: ``lookarounds`` applies a ``\b`` by cutting the trees on its two sides,
+which needs the boundary in the pattern's own sequence; ``marked_groups``
+spreads groups into such sequences and writes counted ones out. A group
+repeated without bound whose boundaries look into the copy before or after
+has no such form: ``(\b\w+\b\s?)+`` (words with optional spaces between,
+where two words may not touch), ``^(?:\b[A-Z][a-z]*\b ?)+$``.
+
+What a boundary asks is local: of the character before it and the one after
+it (the text's start and end count as no word character). So the sequence
+becomes one automaton whose configurations carry, beside the state of the
+pattern's own automaton, what the last character was (a word character, an
+other one, or one the engines concerned disagree on, beside which no
+boundary holds) and what the boundaries just passed ask of the next
+character. A boundary is an empty move taken with that condition. The
+configurations reached together make the states of a deterministic
+automaton, which is minimized and written back as a tree like an
+intersection (``regex_automaton``); counts become states there, so the
+automata's bounds limit what is taken. Lookarounds beside such a group are
+refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from grammar_compiler.code_points import Ranges
+from grammar_compiler.lookarounds import (
+    Boundary,
+    BoundaryError,
+    Lookahead,
+    LookaroundError,
+    Lookbehind,
+)
+from grammar_compiler.lookarounds import (
+    resolved as resolved_marks,
+)
+from grammar_compiler.marked_groups import BoundaryLoop, MarkedGroup
+from grammar_compiler.regex_automaton import (
+    MAX_TREE_SIZE,
+    Classes,
+    Dfa,
+    Nfa,
+    TooComplex,
+    minimized,
+    within_deadline,
+    written_back,
+)
+from grammar_compiler.regex_emit import Chars, Node
+from grammar_compiler.word_boundaries import without_empty
+
+_WORD, _OTHER, _NEITHER = "w", "o", "n"
+_ANY_NEXT = None
+"""A configuration's condition on the next character when no boundary asks one."""
+
+Condition = tuple[frozenset[int] | None, bool]
+"""The classes the next character may be in (None: any) and whether the text may end."""
+Configuration = tuple[int, tuple[str, ...], frozenset[int] | None, bool]
+"""A state of the pattern's automaton, the kind of the last character for each
+definition of word characters, and the condition on what follows."""
+
+
+def resolved(items: list[Any]) -> Node:
+    """A top-level sequence with its marks applied: by ``lookarounds`` unless it
+    holds a ``BoundaryLoop``, then as one automaton.
+
+    Raises:
+        LookaroundError: a lookaround beside a boundary loop, no text left, or
+            the automata past their bounds.
+    """
+    loops = [item for item in items if isinstance(item, BoundaryLoop)]
+    if not loops:
+        return resolved_marks(items)
+    start = loops[0].group.start
+    if any(isinstance(item, (Lookahead, Lookbehind)) for item in items):
+        raise LookaroundError(
+            "a lookaround beside a group holding word boundaries repeated without bound "
+            "is not supported",
+            start,
+        )
+    boundaries = list(_boundaries(items))
+    try:
+        with within_deadline():
+            node = _automaton_tree(items, boundaries)
+    except TooComplex as error:
+        raise LookaroundError(f"the word boundaries make {error}", start) from None
+    if node is not None and any(boundary.negative for boundary in boundaries):
+        node = without_empty(node)  # Python's re finds no \B in an empty text
+    if node is None:
+        raise BoundaryError("no text satisfies the word boundaries", start, unsatisfiable=True)
+    return node
+
+
+def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> Node | None:
+    definitions = sorted({(b.word, b.other) for b in boundaries})
+    trees = [*_nodes(items), *(Chars(r) for pair in definitions for r in pair if r)]
+    classes = Classes(trees)
+    nfa = _BoundaryNfa(classes)
+    start = nfa.state()
+    end = nfa.row(items, start)
+    kinds = _Kinds(classes, definitions)
+    return written_back(minimized(_deterministic(nfa, start, end, kinds)), classes, MAX_TREE_SIZE)
+
+
+class _Kinds:
+    """Each class's kind under each definition of word characters, and what a
+    boundary asks of the next character after a character of some kind."""
+
+    def __init__(self, classes: Classes, definitions: list[tuple[Ranges, Ranges]]) -> None:
+        self.definitions = {pair: index for index, pair in enumerate(definitions)}
+        self.word = [_members(classes, word) for word, _ in definitions]
+        self.other = [_members(classes, other) for _, other in definitions]
+        self.of_class = [
+            tuple(
+                _WORD if c in self.word[d] else _OTHER if c in self.other[d] else _NEITHER
+                for d in range(len(definitions))
+            )
+            for c in range(len(classes.ranges))
+        ]
+        self.text_start = (_OTHER,) * len(definitions)
+
+    def asked(self, boundary: Boundary, last: tuple[str, ...]) -> Condition | None:
+        """What ``boundary`` asks of the next character after ``last``; None
+        where it cannot hold (the last character is one the engines disagree on)."""
+        index = self.definitions[(boundary.word, boundary.other)]
+        kind = last[index]
+        if kind == _NEITHER:
+            return None
+        same_kind_next = boundary.negative
+        after_word = kind == _WORD
+        if after_word == same_kind_next:
+            return self.word[index], False  # a word character next; the text may not end
+        return self.other[index], True  # another character next, or the end
+
+
+class _BoundaryNfa(Nfa):
+    """Thompson's construction with a third kind of edge: word boundaries."""
+
+    def __init__(self, classes: Classes) -> None:
+        super().__init__(classes)
+        self.marks: dict[int, list[tuple[Boundary, int]]] = {}
+
+    def row(self, items: Sequence[Any], start: int) -> int:
+        for item in items:
+            start = self._item(item, start)
+        return start
+
+    def _item(self, item: Any, start: int) -> int:
+        if isinstance(item, Boundary):
+            end = self.state()
+            self.marks.setdefault(start, []).append((item, end))
+            return end
+        if isinstance(item, MarkedGroup):
+            end = self.state()
+            for option in item.options:
+                self.empty[self.row(option, start)].append(end)
+            return end
+        if isinstance(item, BoundaryLoop):
+            return self._loop(item, start)
+        return self.build(item, start)
+
+    def _loop(self, loop: BoundaryLoop, start: int) -> int:
+        for _ in range(loop.low):
+            start = self._item(loop.group, start)
+        if loop.high is None:
+            again = self.state()
+            self.empty[start].append(again)
+            self.empty[self._item(loop.group, again)].append(again)
+            return again
+        end = self.state()
+        for _ in range(loop.high - loop.low):
+            self.empty[start].append(end)
+            start = self._item(loop.group, start)
+        self.empty[start].append(end)
+        return end
+
+
+def _deterministic(nfa: _BoundaryNfa, start: int, end: int, kinds: _Kinds) -> Dfa:
+    """The subset construction over configurations (``Configuration``)."""
+    dfa = Dfa(len(nfa.classes.ranges))
+    first = _closure(nfa, kinds, [(start, kinds.text_start, _ANY_NEXT, True)])
+    index = {first: dfa.add(_accepts(first, end))}
+    pending = [first]
+    while pending:
+        current = pending.pop()
+        targets: dict[int, set[Configuration]] = {}
+        for state, _, allowed, _ in current:
+            for members, target in nfa.edges[state]:
+                for member in members:
+                    if allowed is None or member in allowed:
+                        fresh = (target, kinds.of_class[member], _ANY_NEXT, True)
+                        targets.setdefault(member, set()).add(fresh)
+        for member, reached in targets.items():
+            closed = _closure(nfa, kinds, reached)
+            if closed not in index:
+                index[closed] = dfa.add(_accepts(closed, end))
+                pending.append(closed)
+            dfa.moves[index[current]][member] = index[closed]
+    return dfa
+
+
+def _closure(
+    nfa: _BoundaryNfa, kinds: _Kinds, configurations: Iterable[Configuration]
+) -> frozenset[Configuration]:
+    seen = set(configurations)
+    pending = list(seen)
+    while pending:
+        state, last, allowed, may_end = pending.pop()
+        following = [(target, last, allowed, may_end) for target in nfa.empty[state]]
+        for boundary, target in nfa.marks.get(state, ()):
+            asked = kinds.asked(boundary, last)
+            if asked is None:
+                continue
+            both = asked[0] if allowed is None else allowed & asked[0]
+            ends = may_end and asked[1]
+            if both or ends:
+                following.append((target, last, both, ends))
+        for configuration in following:
+            if configuration not in seen:
+                seen.add(configuration)
+                pending.append(configuration)
+    return frozenset(seen)
+
+
+def _accepts(configurations: frozenset[Configuration], end: int) -> bool:
+    return any(state == end and may_end for state, _, _, may_end in configurations)
+
+
+def _members(classes: Classes, ranges: Ranges) -> frozenset[int]:
+    return classes.of(Chars(ranges)) if ranges else frozenset()
+
+
+def _boundaries(items: Iterable[Any]) -> Iterable[Boundary]:
+    for item in items:
+        if isinstance(item, Boundary):
+            yield item
+        elif isinstance(item, MarkedGroup):
+            for option in item.options:
+                yield from _boundaries(option)
+        elif isinstance(item, BoundaryLoop):
+            yield from _boundaries([item.group])
+
+
+def _nodes(items: Iterable[Any]) -> Iterable[Node]:
+    for item in items:
+        if isinstance(item, MarkedGroup):
+            for option in item.options:
+                yield from _nodes(option)
+        elif isinstance(item, BoundaryLoop):
+            yield from _nodes([item.group])
+        elif not isinstance(item, Boundary):
+            yield item
