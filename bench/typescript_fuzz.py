@@ -9,6 +9,8 @@ the real compiler is the judge: each random source (interfaces, aliases,
 enums, generics, unions and intersections, tuples, index signatures,
 template literal types, ``Partial``/``Pick``/``Omit``/``Record``,
 ``keyof``, indexed access, conditional types, ``Exclude``/``Extract``,
+``ReturnType``/``Parameters`` of declared functions and function types, a
+tuple's ``length``,
 homomorphic mapped types like ``DeepPartial``, key remapping with ``as``,
 ``typeof`` of ``as const`` values) is compiled; what compiles is
 walked at random through xgrammar with the decoder's repeat guard, and
@@ -194,7 +196,32 @@ class _Drawer:
             parts[-1] += "?"
         elif self.rng.random() < 0.3:
             parts.append(f"...({self.type(depth)})[]")
-        return "[" + ", ".join(parts) + "]"
+        written = "[" + ", ".join(parts) + "]"
+        return f'{written}["length"]' if self.rng.random() < 0.15 else written
+
+    def _signature(self, depth: int) -> str:
+        """A type read off a signature: ``ReturnType``/``Parameters`` of a declared
+        function or a function type."""
+        index = len(self.source.declarations)
+        count = self.rng.randint(0, 3)
+        required = self.rng.randint(0, count)
+        parameters = [
+            f"p{i}{'' if i < required else '?'}: {self.type(depth)}" for i in range(count)
+        ]
+        if self.rng.random() < 0.3:
+            parameters.append(f"...rest: ({self.type(depth)})[]")
+        written = ", ".join(parameters)
+        returned = self.type(depth)
+        if self.rng.random() < 0.5:
+            self.source.declarations.append(f"declare function f{index}({written}): {returned};")
+            target = f"typeof f{index}"
+        else:
+            self.source.declarations.append(f"type F{index} = ({written}) => {returned};")
+            target = f"F{index}"
+        choices = [f"ReturnType<{target}>", f"Parameters<{target}>"]
+        if count:
+            choices.append(f"Parameters<{target}>[0]")
+        return self.rng.choice(choices)
 
     def _union(self, depth: int) -> str:
         return " | ".join(f"({self.type(depth)})" for _ in range(self.rng.randint(2, 3)))
@@ -302,6 +329,7 @@ class _Drawer:
         _renamed,
         _constant,
         _tagged,
+        _signature,
     )
 
 
