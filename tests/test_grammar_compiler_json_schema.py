@@ -1412,6 +1412,7 @@ def test_length_restricted_regexes_match_within_the_bounds(node, low, extra, rng
         "x\\b",
         "^(\\b\\w+\\b\\s?)+$",
         "^(?:\\b[a-z]+\\b,? ?)+$",
+        "-(\\b\\w+\\b\\s?)+",
     ],
 )
 def test_word_boundaries_generate_only_matches(pattern: str) -> None:
