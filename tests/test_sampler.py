@@ -10,7 +10,6 @@ import torch
 
 from engine.params import SamplingParams
 from engine.sampler import (
-    BLOCKED_MIN_ENTRIES,
     BLOCKED_MIN_VOCAB,
     DRY_MAX_PENALTY,
     VOCAB_BLOCK,
@@ -367,13 +366,13 @@ def test_a_128k_vocabulary_row_draws_its_one_likely_token_past_negligible_ones()
     assert sample(logits, rows) == [vocab - 1] * 64
 
 
-# -- the blocked argmax and draw of large vocabularies -------------------------------
+# -- the greedy pick, and the blocked draw of large vocabularies ----------------------
 
-# Large enough that a single row's argmax and draw go by blocks; a short last block.
-LARGE_VOCAB = max(BLOCKED_MIN_VOCAB, BLOCKED_MIN_ENTRIES) + VOCAB_BLOCK // 3
+# Large enough that a single row's draw goes by blocks; a short last block.
+LARGE_VOCAB = BLOCKED_MIN_VOCAB + VOCAB_BLOCK // 3
 
 
-def test_blocked_argmax_equals_torch_argmax_ties_masks_and_tail_included() -> None:
+def test_the_greedy_pick_equals_torch_argmax_ties_and_masks_included() -> None:
     generator = torch.Generator().manual_seed(3)
     logits = torch.randn(6, LARGE_VOCAB, generator=generator)
     logits[1, [5, 4000, LARGE_VOCAB - 1]] = 50.0  # tied maxima: the first wins
@@ -413,7 +412,7 @@ def test_a_blocked_row_with_nothing_allowed_falls_back_without_crashing() -> Non
 
 
 def test_a_vocabulary_of_whole_blocks_has_no_tail_to_trip_over() -> None:
-    vocab = max(BLOCKED_MIN_VOCAB, BLOCKED_MIN_ENTRIES)  # a multiple of VOCAB_BLOCK
+    vocab = BLOCKED_MIN_VOCAB  # a multiple of VOCAB_BLOCK
     logits = torch.randn(3, vocab, generator=torch.Generator().manual_seed(5))
     logits[2, -1] = 99.0
     assert torch.equal(argmax(logits), logits.argmax(dim=-1))
@@ -423,9 +422,9 @@ def test_a_vocabulary_of_whole_blocks_has_no_tail_to_trip_over() -> None:
     assert sample(masked, rows) == [vocab - 1] * 3
 
 
-def test_a_large_batch_of_a_small_vocabulary_picks_greedily_by_blocks() -> None:
+def test_the_greedy_pick_of_a_batch_reads_the_columns_it_is_given() -> None:
     vocab = 4096
-    rows = BLOCKED_MIN_ENTRIES // vocab  # just enough logits for the blocked search
+    rows = 16
     generator = torch.Generator().manual_seed(7)
     logits = torch.randn(rows, vocab, generator=generator)
     logits[0, VOCAB_BLOCK - 1 : VOCAB_BLOCK + 1] = 9.0  # a tie across a block boundary
