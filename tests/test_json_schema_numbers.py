@@ -158,6 +158,28 @@ def test_unbounded_integer_steps_keep_xgrammars_own_multiple_grammar() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("schema", "good", "beyond"),
+    [
+        ({"type": "integer", "multipleOf": 86400}, ["0", "86400", "-43200000"], "43200000"),
+        ({"type": "integer", "multipleOf": 5000, "minimum": 10}, ["5000", "5000000"], "5005000"),
+        ({"type": "integer", "multipleOf": 5000, "maximum": -3}, ["-5000"], "-5005000"),
+        ({"type": "integer", "multipleOf": 0.123456789}, ["0", "-61728394500"], "61728394500"),
+    ],
+)
+def test_a_step_beyond_xgrammar_lists_the_multiples_nearest_the_bound(
+    schema: dict, good: list[str], beyond: str
+) -> None:
+    """xgrammar enforces steps up to 1024: a larger one over an open range is
+    the 1000 multiples nearest the bound given (around zero with none), a
+    subset, each one the judge's division accepts."""
+    _assert_agrees(schema, good, ["1", str(2 * schema["multipleOf"] + 1)])
+    constraint, decoder = _compiled(schema)
+    assert constraint.report.subsets and len(json.loads(constraint.value)["enum"]) == 1000
+    assert constraint.judge(beyond) is None and not decoder.accepts(beyond)
+    _assert_sound(schema)
+
+
 # ---------------------------------------------------------------------------
 # OpenAPI formats
 

@@ -124,6 +124,8 @@ multipleOf                  partly    integer steps up to 1024, with no bounds o
                                       the multiples within 10000 of it (a
                                       subset); other bounded ranges
                                       listed as an enum up to 1000 multiples;
+                                      a larger step with one bound or none:
+                                      the 1000 multiples nearest it, listed;
                                       non-integer steps: in a bounded range the
                                       multiples the judge accepts, listed, else
                                       integer multiples (a subset); refused where

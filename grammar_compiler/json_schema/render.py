@@ -385,6 +385,17 @@ class Renderer:
             return self._maybe_shared(
                 "integer", {"minimum": low, "maximum": high, "multipleOf": step}
             )
+        nearest = _nearest_multiples(step, low, high, node)
+        if nearest:
+            nearest = self.compiler.filter_values(nearest, node.origins, node.where)
+        if nearest:
+            self.compiler.subset(
+                "multipleOf",
+                node.where,
+                f"the {MAX_LISTED_MULTIPLES} multiples nearest the bound (zero without one), "
+                f"listed: xgrammar enforces steps up to {MAX_MULTIPLE_OF}",
+            )
+            return "alternative", {"enum": nearest}
         self.compiler.unenforceable(
             "multipleOf",
             node.where,
@@ -860,6 +871,28 @@ def _multiples_window(
         window = (max(low, -(width // 2)), min(high, width // 2))
     first = -(-window[0] // step) * step
     return window if first <= window[1] else None
+
+
+def _nearest_multiples(step: int, low: int | None, high: int | None, node: Node) -> list[int]:
+    """For a step beyond xgrammar (``multipleOf: 86400``) over a range too wide
+    to list: the ``MAX_LISTED_MULTIPLES`` multiples nearest the bound the schema
+    gives (around zero with neither), within the range and the safe integers
+    (the judge divides doubles)."""
+    low = -SAFE_INTEGER if low is None else max(low, -SAFE_INTEGER)
+    high = SAFE_INTEGER if high is None else min(high, SAFE_INTEGER)
+    first, last = -(-low // step), high // step  # the range's multiples are k * step
+    if first > last:
+        return []
+    count = MAX_LISTED_MULTIPLES
+    if node.minimum is not None and node.maximum is None:
+        last = min(last, first + count - 1)
+    elif node.maximum is not None and node.minimum is None:
+        first = max(first, last - count + 1)
+    elif node.minimum is None:
+        first, last = max(first, -(count // 2)), min(last, count // 2 - 1)
+    else:
+        return []  # both bounds given, far apart: not a guess to make here
+    return [k * step for k in range(first, last + 1)]
 
 
 def _native_multiple(step: int, low: int | None, high: int | None) -> bool:
