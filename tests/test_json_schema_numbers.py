@@ -158,6 +158,18 @@ def test_unbounded_integer_steps_keep_xgrammars_own_multiple_grammar() -> None:
     )
 
 
+def test_a_step_over_a_closed_range_too_wide_for_xgrammar_is_cut_into_ranges() -> None:
+    """xgrammar steps only over fewer than 10000 integers: ``0`` to ``150000``
+    by 7 becomes 16 such ranges, exactly the same numbers."""
+    schema = {"type": "integer", "multipleOf": 7, "minimum": -5, "maximum": 150_000}
+    constraint, decoder = _compiled(schema)
+    assert len(json.loads(constraint.value)["anyOf"]) == 16 and not constraint.report.subsets
+    edges = [edge for start in range(-5, 150_000, 9999) for edge in range(start - 30, start + 30)]
+    for number in [*range(-20, 1_000), *edges, *range(149_900, 150_020)]:
+        assert decoder.accepts(str(number)) == (constraint.judge(str(number)) is None), number
+    _assert_sound(schema)
+
+
 @pytest.mark.parametrize(
     ("schema", "good", "beyond"),
     [

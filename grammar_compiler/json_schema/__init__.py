@@ -123,7 +123,9 @@ multipleOf                  partly    integer steps up to 1024, with no bounds o
                                       ignores it otherwise); beside one bound,
                                       the multiples within 10000 of it (a
                                       subset); other bounded ranges
-                                      listed as an enum up to 1000 multiples;
+                                      listed as an enum up to 1000 multiples,
+                                      or cut into up to 16 ranges xgrammar
+                                      steps in (exact);
                                       a larger step with one bound or none:
                                       the 1000 multiples nearest it, listed;
                                       non-integer steps: in a bounded range the

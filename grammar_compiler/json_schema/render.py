@@ -45,6 +45,8 @@ MULTIPLE_OF_RANGE = 10_000
 """With minimum and maximum, xgrammar enforces multipleOf only over fewer integers than this."""
 MAX_LISTED_MULTIPLES = 1_000
 """Multiples in a wider range are listed as an enum up to this many."""
+MAX_STEP_PIECES = 16
+"""Ranges a closed range is cut into where xgrammar steps in each (beyond: refused)."""
 MAX_FRACTION_SPANS = 8
 """Spans between consecutive integers written for numbers that must not be integers."""
 INTEGER_LIMIT = 2**62
@@ -376,6 +378,14 @@ class Renderer:
                 return None
             if len(multiples) <= MAX_LISTED_MULTIPLES:
                 return "alternative", {"enum": list(multiples)}
+            pieces = _pieces_xgrammar_steps(step, low, high)
+            if pieces:
+                return "alternative", {
+                    "anyOf": [
+                        {"type": "integer", "minimum": a, "maximum": b, "multipleOf": step}
+                        for a, b in pieces
+                    ]
+                }
         window = _multiples_window(step, low, high, node)
         if window is not None:
             self.compiler.subset(
@@ -871,6 +881,16 @@ def _multiples_window(
         window = (max(low, -(width // 2)), min(high, width // 2))
     first = -(-window[0] // step) * step
     return window if first <= window[1] else None
+
+
+def _pieces_xgrammar_steps(step: int, low: int, high: int) -> list[tuple[int, int]]:
+    """A closed range too wide for xgrammar's step (``0`` to ``100000`` by 3) cut
+    into ranges under ``MULTIPLE_OF_RANGE`` apart, where it does step: exact,
+    up to ``MAX_STEP_PIECES`` of them (else none)."""
+    width = MULTIPLE_OF_RANGE - 1
+    if step > MAX_MULTIPLE_OF or (high - low) // width + 1 > MAX_STEP_PIECES:
+        return []
+    return [(start, min(start + width - 1, high)) for start in range(low, high + 1, width)]
 
 
 def _nearest_multiples(step: int, low: int | None, high: int | None, node: Node) -> list[int]:
