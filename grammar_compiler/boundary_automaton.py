@@ -83,17 +83,19 @@ def resolved(items: list[Any]) -> Node:
     boundaries = list(_boundaries(items))
     try:
         with within_deadline():
-            node = _automaton_tree(items, boundaries)
+            node, empty_passes_negated = _automaton_tree(items, boundaries)
     except TooComplex as error:
         raise LookaroundError(f"the word boundaries make {error}", start) from None
-    if node is not None and any(boundary.negative for boundary in boundaries):
+    if node is not None and empty_passes_negated:
         node = without_empty(node)  # Python's re finds no \B in an empty text
     if node is None:
         raise BoundaryError("no text satisfies the word boundaries", start, unsatisfiable=True)
     return node
 
 
-def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> Node | None:
+def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> tuple[Node | None, bool]:
+    r"""The texts of ``items``, and whether the empty one is among them only by
+    way of a ``\B``."""
     definitions = sorted({(b.word, b.other) for b in boundaries})
     trees = [*_nodes(items), *(Chars(r) for pair in definitions for r in pair if r)]
     classes = Classes(trees)
@@ -101,7 +103,11 @@ def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> Node | None
     start = nfa.state()
     end = nfa.row(items, start)
     kinds = _Kinds(classes, definitions)
-    return written_back(minimized(_deterministic(nfa, start, end, kinds)), classes, MAX_TREE_SIZE)
+    dfa = _deterministic(nfa, start, end, kinds)
+    first = (start, kinds.text_start, _ANY_NEXT, True)
+    without_negated = _closure(nfa, kinds, [first], negated=False)
+    empty_passes_negated = dfa.accepting[0] and not _accepts(without_negated, end)
+    return written_back(minimized(dfa), classes, MAX_TREE_SIZE), empty_passes_negated
 
 
 class _Kinds:
@@ -202,14 +208,22 @@ def _deterministic(nfa: _BoundaryNfa, start: int, end: int, kinds: _Kinds) -> Df
 
 
 def _closure(
-    nfa: _BoundaryNfa, kinds: _Kinds, configurations: Iterable[Configuration]
+    nfa: _BoundaryNfa,
+    kinds: _Kinds,
+    configurations: Iterable[Configuration],
+    *,
+    negated: bool = True,
 ) -> frozenset[Configuration]:
+    r"""The configurations reached by empty moves and boundaries (``negated``
+    False: not through a ``\B``)."""
     seen = set(configurations)
     pending = list(seen)
     while pending:
         state, last, allowed, may_end = pending.pop()
         following = [(target, last, allowed, may_end) for target in nfa.empty[state]]
         for boundary, target in nfa.marks.get(state, ()):
+            if boundary.negative and not negated:
+                continue
             asked = kinds.asked(boundary, last)
             if asked is None:
                 continue
