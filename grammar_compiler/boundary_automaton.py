@@ -16,8 +16,10 @@ boundary holds) and what the boundaries just passed ask of the next
 character. A boundary is an empty move taken with that condition. The
 configurations reached together make the states of a deterministic
 automaton, which is minimized and written back as a tree like an
-intersection (``regex_automaton``); counts become states there, so the
-automata's bounds limit what is taken. Lookarounds beside such a group are
+intersection (``regex_automaton``). Counts would become states there; a part
+whose characters are all of one kind (``[a-z]{1,50}``) is read as one
+character standing for it (``_StandIns``), so its count stays a count, and
+the automata's bounds limit the rest. Lookarounds beside such a group are
 refused.
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from grammar_compiler.code_points import Ranges
+from grammar_compiler.code_points import Ranges, minus, normalize
 from grammar_compiler.lookarounds import (
     Boundary,
     BoundaryError,
@@ -48,10 +50,13 @@ from grammar_compiler.regex_automaton import (
     within_deadline,
     written_back,
 )
-from grammar_compiler.regex_emit import Chars, Node
+from grammar_compiler.regex_emit import Alt, Chars, Node, Repeat, Seq, length_bounds
 from grammar_compiler.word_boundaries import without_empty
 
 _WORD, _OTHER, _NEITHER = "w", "o", "n"
+_STAND_IN_FIRST, _STAND_IN_LAST = 0xD800, 0xDFFF
+"""Code points the stand-ins are drawn from: surrogates, which no text holds
+(nor, so, any set of a pattern's), and which are replaced before a regex is written."""
 _ANY_NEXT = None
 """A configuration's condition on the next character when no boundary asks one."""
 
@@ -97,33 +102,130 @@ def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> tuple[Node 
     r"""The texts of ``items``, and whether the empty one is among them only by
     way of a ``\B``."""
     definitions = sorted({(b.word, b.other) for b in boundaries})
+    stand_ins = _StandIns(items, definitions)
+    items = stand_ins.placed(items)
     trees = [*_nodes(items), *(Chars(r) for pair in definitions for r in pair if r)]
     classes = Classes(trees)
     nfa = _BoundaryNfa(classes)
     start = nfa.state()
     end = nfa.row(items, start)
-    kinds = _Kinds(classes, definitions)
+    kinds = _Kinds(classes, definitions, stand_ins.kinds_by_class(classes))
     dfa = _deterministic(nfa, start, end, kinds)
     first = (start, kinds.text_start, _ANY_NEXT, True)
     without_negated = _closure(nfa, kinds, [first], negated=False)
     empty_passes_negated = dfa.accepting[0] and not _accepts(without_negated, end)
-    return written_back(minimized(dfa), classes, MAX_TREE_SIZE), empty_passes_negated
+    tree = written_back(minimized(dfa), classes, MAX_TREE_SIZE)
+    return (None if tree is None else stand_ins.restored(tree)), empty_passes_negated
+
+
+class _StandIns:
+    """Parts without marks whose every character is of one kind (``[a-z]{1,50}``:
+    word characters), each read by the automaton as one character of a code
+    point of its own, then put back in the tree written out. A boundary sees
+    only the first and last character of such a part, of the same kind, so
+    the texts are the same, and its counts stay counts (written out as states
+    they would nest the tree past its bounds)."""
+
+    def __init__(self, items: list[Any], definitions: list[tuple[Ranges, Ranges]]) -> None:
+        self.definitions = definitions
+        taken = normalize(
+            r for node in _nodes(items) for chars in _chars(node) for r in chars.ranges
+        )
+        codes = range(_STAND_IN_FIRST, _STAND_IN_LAST + 1)
+        self._free = iter(code for code in codes if not _holds(taken, code))
+        self.parts: dict[int, tuple[Node, tuple[str, ...]]] = {}
+
+    def placed(self, items: Sequence[Any]) -> list[Any]:
+        return [self._placed(item) for item in items]
+
+    def _placed(self, item: Any) -> Any:
+        if isinstance(item, MarkedGroup):
+            return MarkedGroup(tuple(tuple(self.placed(o)) for o in item.options), item.start)
+        if isinstance(item, BoundaryLoop):
+            return BoundaryLoop(self._placed(item.group), item.low, item.high)
+        if isinstance(item, (Boundary, Chars)):
+            return item
+        optional = isinstance(item, Repeat) and item.low == 0 and item.high != 1
+        if optional and length_bounds(item.item)[0] > 0:  # \w{0,200}: (\w{1,200})?
+            return Repeat(self._stand_in(Repeat(item.item, 1, item.high)), 0, 1)
+        return self._stand_in(item)
+
+    def _stand_in(self, node: Node) -> Node:
+        """A character standing for ``node``, or ``node`` itself where it may be
+        empty or mixes kinds."""
+        kind = self._kind(node)
+        code = None if kind is None else next(self._free, None)
+        if code is None:
+            return node
+        self.parts[code] = (node, kind)
+        return Chars(((code, code),))
+
+    def _kind(self, node: Node) -> tuple[str, ...] | None:
+        if length_bounds(node)[0] == 0:
+            return None  # as nothing, it would let the characters around it meet
+        ranges = normalize(r for chars in _chars(node) for r in chars.ranges)
+        kind = []
+        for word, other in self.definitions:
+            if not minus(ranges, word):
+                kind.append(_WORD)
+            elif not minus(ranges, other):
+                kind.append(_OTHER)
+            else:
+                return None
+        return tuple(kind)
+
+    def kinds_by_class(self, classes: Classes) -> dict[int, tuple[str, ...]]:
+        return {
+            next(iter(classes.of(Chars(((code, code),))))): kind
+            for code, (_, kind) in self.parts.items()
+        }
+
+    def restored(self, node: Node) -> Node:
+        if not self.parts:
+            return node
+        if isinstance(node, Seq):
+            return Seq(tuple(self.restored(item) for item in node.items))
+        if isinstance(node, Alt):
+            return Alt(tuple(self.restored(option) for option in node.options))
+        if isinstance(node, Repeat):
+            return Repeat(self.restored(node.item), node.low, node.high)
+        codes = [code for code in self.parts if _holds(node.ranges, code)]
+        if not codes:
+            return node
+        rest = minus(node.ranges, tuple((code, code) for code in sorted(codes)))
+        options = [*([Chars(rest)] if rest else []), *(self.parts[code][0] for code in codes)]
+        return options[0] if len(options) == 1 else Alt(tuple(options))
 
 
 class _Kinds:
-    """Each class's kind under each definition of word characters, and what a
-    boundary asks of the next character after a character of some kind."""
+    """Each class's kind under each definition of word characters (a stand-in's
+    that of the part it stands for), and what a boundary asks of the next
+    character after a character of some kind."""
 
-    def __init__(self, classes: Classes, definitions: list[tuple[Ranges, Ranges]]) -> None:
+    def __init__(
+        self,
+        classes: Classes,
+        definitions: list[tuple[Ranges, Ranges]],
+        stand_ins: dict[int, tuple[str, ...]],
+    ) -> None:
         self.definitions = {pair: index for index, pair in enumerate(definitions)}
-        self.word = [_members(classes, word) for word, _ in definitions]
-        self.other = [_members(classes, other) for _, other in definitions]
+        word = [_members(classes, word) for word, _ in definitions]
+        other = [_members(classes, other) for _, other in definitions]
         self.of_class = [
-            tuple(
-                _WORD if c in self.word[d] else _OTHER if c in self.other[d] else _NEITHER
+            stand_ins.get(c)
+            or tuple(
+                _WORD if c in word[d] else _OTHER if c in other[d] else _NEITHER
                 for d in range(len(definitions))
             )
             for c in range(len(classes.ranges))
+        ]
+        self.word = [
+            frozenset(c for c, kind in enumerate(self.of_class) if kind[d] == _WORD)
+            for d in range(len(definitions))
+        ]
+        self.other = [
+            frozenset(c for c, kind in enumerate(self.of_class) if kind[d] == _OTHER)
+            for d in range(len(definitions))
         ]
         self.text_start = (_OTHER,) * len(definitions)
 
@@ -244,6 +346,20 @@ def _accepts(configurations: frozenset[Configuration], end: int) -> bool:
 
 def _members(classes: Classes, ranges: Ranges) -> frozenset[int]:
     return classes.of(Chars(ranges)) if ranges else frozenset()
+
+
+def _holds(ranges: Ranges, code: int) -> bool:
+    return any(low <= code <= high for low, high in ranges)
+
+
+def _chars(node: Node) -> Iterable[Chars]:
+    if isinstance(node, Chars):
+        yield node
+    elif isinstance(node, Repeat):
+        yield from _chars(node.item)
+    else:
+        for part in node.items if isinstance(node, Seq) else node.options:
+            yield from _chars(part)
 
 
 def _boundaries(items: Iterable[Any]) -> Iterable[Boundary]:

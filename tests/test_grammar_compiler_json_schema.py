@@ -1410,6 +1410,7 @@ def test_length_restricted_regexes_match_within_the_bounds(node, low, extra, rng
         "^(\\b\\w+\\b\\s?)+$",
         "^(?:\\b[a-z]+\\b,? ?)+$",
         "-(\\b\\w+\\b\\s?)+",
+        "^(\\b[a-z]{1,20}\\b ?){2,}$",
     ],
 )
 def test_word_boundaries_generate_only_matches(pattern: str) -> None:

@@ -580,6 +580,9 @@ def test_boundaries_with_text_that_may_be_empty_between_them(pattern: str, lette
         (r"(?a)(?:\b\w+\b[ é]?){2,}", "aé "),
         (r"((\b\w)*\B)*", "a-"),  # only the empty text, taken without passing the \B
         (r"(\B-|a)+", "a-"),
+        (r"(\b[a-c]{1,3}\b ?)+", "ab -"),  # counts stay counts (stand-ins)
+        (r"(?:\b\w{0,3}\b[-\s]?){2,}", "a- "),
+        (r"(?:-{2,40}\b\w{1,60}\b)+", "a-"),
     ],
 )
 def test_boundaries_in_groups_repeated_without_bound(pattern: str, letters: str) -> None:
