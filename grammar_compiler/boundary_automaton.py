@@ -68,21 +68,26 @@ definition of word characters, and the condition on what follows."""
 
 
 def resolved(items: list[Any]) -> Node:
-    """A top-level sequence with its marks applied: by ``lookarounds`` unless it
-    holds a ``BoundaryLoop``, then as one automaton.
+    r"""A top-level sequence with its marks applied: by ``lookarounds`` unless it
+    holds a ``BoundaryLoop``, then as one automaton; lookaheads where the text
+    starts (``^(?=.{1,100}$)(\b\w+\b ?)+$``) are applied to it after.
 
     Raises:
-        LookaroundError: a lookaround beside a boundary loop, no text left, or
-            the automata past their bounds.
+        LookaroundError: another lookaround beside a boundary loop, no text
+            left, or the automata past their bounds.
     """
     loops = [item for item in items if isinstance(item, BoundaryLoop)]
     if not loops:
         return resolved_marks(items)
     start = loops[0].group.start
+    leading = 0
+    while leading < len(items) and isinstance(items[leading], Lookahead):
+        leading += 1
+    lookaheads, items = items[:leading], items[leading:]
     if any(isinstance(item, (Lookahead, Lookbehind)) for item in items):
         raise LookaroundError(
             "a lookaround beside a group holding word boundaries repeated without bound "
-            "is not supported",
+            "is not supported (lookaheads where the text starts are)",
             start,
         )
     boundaries = list(_boundaries(items))
@@ -95,7 +100,7 @@ def resolved(items: list[Any]) -> Node:
         node = without_empty(node)  # Python's re finds no \B in an empty text
     if node is None:
         raise BoundaryError("no text satisfies the word boundaries", start, unsatisfiable=True)
-    return node
+    return resolved_marks([*lookaheads, node]) if lookaheads else node
 
 
 def _automaton_tree(items: list[Any], boundaries: list[Boundary]) -> tuple[Node | None, bool]:

@@ -583,6 +583,8 @@ def test_boundaries_with_text_that_may_be_empty_between_them(pattern: str, lette
         (r"(\b[a-c]{1,3}\b ?)+", "ab -"),  # counts stay counts (stand-ins)
         (r"(?:\b\w{0,3}\b[-\s]?){2,}", "a- "),
         (r"(?:-{2,40}\b\w{1,60}\b)+", "a-"),
+        (r"^(?=.*a)(\b[a-c]+\b ?)+$", "abc "),  # lookaheads where the text starts
+        (r"^(?!a)(?=\w)(\b[a-c]+\b ?)+$", "abc "),
     ],
 )
 def test_boundaries_in_groups_repeated_without_bound(pattern: str, letters: str) -> None:
@@ -597,8 +599,15 @@ def test_boundaries_in_groups_repeated_without_bound(pattern: str, letters: str)
 
 
 def test_a_lookaround_beside_boundaries_repeated_without_bound_is_refused() -> None:
-    with pytest.raises(ConstraintError, match="a lookaround beside a group holding word"):
-        compile_regex(r"(?=\w)(\bword)+")
+    """Where the text starts a lookahead applies to the automaton's result;
+    elsewhere the characters around it meet across it, and it is refused."""
+    with pytest.raises(ConstraintError, match="lookaheads where the text starts are"):
+        compile_regex(r"a(?=b)(\bb\b-?)+")
+    length = r"^(?=.{1,12}$)(\b[a-c]+\b ?)+$"  # folded in as a length: a subset, sound
+    xgrammar = _Xgrammar(length)
+    texts = ["".join(t) for n in range(7) for t in itertools.product("ab ", repeat=n)]
+    accepted = [text for text in texts if xgrammar.accepts(text)]
+    assert accepted and all(matches(length, text) for text in accepted)
 
 
 @pytest.mark.parametrize("seed", range(8))
