@@ -196,3 +196,32 @@ export interface Uses {
     )
     with pytest.raises(ConstraintError, match="construct 'Function'"):
         compile_typescript("export interface T { run: Function }", "T")
+
+
+def test_arrow_functions_namespaced_and_generic_functions_give_their_signatures() -> None:
+    """``const f = (x: T): R => ...`` is read as its signature, a function in a
+    namespace by its path, and a generic function where the part asked for
+    does not use its type parameters."""
+    source = """
+export const toRow = (id: number, label?: string): { id: number; label: string | null } => ({
+  id,
+  label: label ?? null,
+});
+namespace Store { export declare function load(key: string): { key: string; hits: number }; }
+export const fetchOne = async <T,>(url: string, retries: number): Promise<{ url: string }> => {
+  return { url };
+};
+export interface Read {
+  row: ReturnType<typeof toRow>;
+  args: Parameters<typeof toRow>;
+  loaded: ReturnType<typeof Store.load>;
+  fetched: Awaited<ReturnType<typeof fetchOne>>;
+  fetchArgs: Parameters<typeof fetchOne>;
+}
+"""
+    texts = _sampled(source, "Read")
+    assert texts and typescript_errors(source, "Read", texts) == {}
+    with pytest.raises(ConstraintError, match="whose result uses its type parameters"):
+        compile_typescript(
+            "declare function first<T>(xs: T[]): T\ntype T = ReturnType<typeof first>", "T"
+        )

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.errors import ConstraintError
-from grammar_compiler.typescript.signatures import read_signature
+from grammar_compiler.typescript.signatures import read_signature, type_parameter_names
 from grammar_compiler.typescript.syntax import (
     Declaration,
     Member,
@@ -152,8 +152,7 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
 def _optional_method(parser: _Parser, name: str, description: str | None, token: Token) -> Member:
     """``describe?(): string``: an instance may lack it, so a JSON value (which
     has no functions) still is one; kept as a program's part, left out."""
-    generic = bool(parser.type_parameters())
-    signature = read_signature(parser, generic, arrow=False)
+    signature = read_signature(parser, type_parameter_names(parser), arrow=False)
     if parser.at("{"):
         parser.skip_balanced("([{")
     method = ProgramType("method", token, signature=signature)

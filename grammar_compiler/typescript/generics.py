@@ -37,7 +37,6 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     ProgramType,
     Reference,
-    Signature,
     TemplateType,
     TupleElement,
     TupleType,
@@ -230,14 +229,22 @@ def substitute(node: Any, bindings: Mapping[str, Any]) -> Any:
 
 
 def _substitute_signature(node: ProgramType, bindings: Mapping[str, Any]) -> ProgramType:
-    """A function type's parameters and return type with ``bindings`` in place
-    (a generic one's own type parameters may shadow them: left as written)."""
+    """A function type's parameters and return type with ``bindings`` in place,
+    but for a generic one's own type parameters, which shadow them."""
     signature = node.signature
-    if signature is None or signature.generic:
+    if signature is None:
         return node
-    parameters = substitute(signature.parameters, bindings)
-    returns = None if signature.returns is None else substitute(signature.returns, bindings)
-    return replace(node, signature=Signature(parameters, returns))
+    inner = {n: v for n, v in bindings.items() if n not in signature.own_parameters}
+    parameters = substitute(signature.parameters, inner)
+    returns = None if signature.returns is None else substitute(signature.returns, inner)
+    return replace(node, signature=replace(signature, parameters=parameters, returns=returns))
+
+
+def mentions(node: Any, names: frozenset[str]) -> bool:
+    """Whether ``node`` refers to any of the type parameters ``names``."""
+    if isinstance(node, Reference) and node.name in names and node.member is None:
+        return True
+    return any(mentions(child, names) for child in _children(node))
 
 
 def _substitute_mapped(node: MappedType, bindings: Mapping[str, Any]) -> MappedType:

@@ -18,7 +18,11 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.typescript.classes import read_class
 from grammar_compiler.typescript.enum_values import enum_value
 from grammar_compiler.typescript.namespaces import qualify_references
-from grammar_compiler.typescript.signatures import function_type, read_signature
+from grammar_compiler.typescript.signatures import (
+    function_type,
+    read_signature,
+    type_parameter_names,
+)
 from grammar_compiler.typescript.syntax import (
     PROGRAM_NOT_DATA,
     ArrayType,
@@ -374,8 +378,7 @@ class _Parser:
         name = self.advance()
         first = self.index
         try:
-            generic = bool(self.type_parameters())
-            signature = read_signature(self, generic, arrow=False)
+            signature = read_signature(self, type_parameter_names(self), arrow=False)
         except ConstraintError:
             self.index = first
             signature = None
@@ -1194,8 +1197,7 @@ class _Parser:
 
     def _method(self, name: str, optional: bool, description: str | None, token: Token) -> Member:
         """``run(x: T): R``: its signature read, the member kept as a program's part."""
-        generic = bool(self.type_parameters())
-        signature = read_signature(self, generic, arrow=False)
+        signature = read_signature(self, type_parameter_names(self), arrow=False)
         method = ProgramType("method signature", token, signature=signature)
         return Member(name, method, optional, description, token)
 

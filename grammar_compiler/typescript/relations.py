@@ -383,7 +383,7 @@ class Relations:
 
 
 def _signature(node: ProgramType) -> Signature:
-    if node.signature is None or node.signature.generic:
+    if node.signature is None or node.signature.own_parameters:
         raise error_at(node.token, "a conditional type compares a signature not read here")
     return node.signature
 

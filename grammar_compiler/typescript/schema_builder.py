@@ -621,7 +621,8 @@ class _SchemaBuilder:
     def _resolved(self, node: IndexedAccess | TypeQuery | Conditional) -> Any:
         """The type that ``typeof x``, ``T[K]`` or a conditional type stands for."""
         if isinstance(node, IndexedAccess):
-            return self._indexed(node)
+            qualified = self._namespace_value(node)
+            return self._indexed(node) if qualified is None else self._resolved(qualified)
         if isinstance(node, Conditional):
             return self.relations.conditional(node)
         value = self.values.get(node.name)
@@ -639,6 +640,27 @@ class _SchemaBuilder:
         if value.refusal is not None:
             raise value.refusal
         return value.type
+
+    def _namespace_value(self, node: IndexedAccess) -> IndexedAccess | TypeQuery | None:
+        """``typeof Api.LIMIT`` where ``Api`` is a namespace: the variable named by
+        the longest such path, then the members after it; None otherwise."""
+        path: list[str] = []
+        target: Any = node
+        while isinstance(target, IndexedAccess) and isinstance(target.index, Literal):
+            if not isinstance(target.index.value, str):
+                return None
+            path.insert(0, target.index.value)
+            target = target.target
+        if not isinstance(target, TypeQuery) or target.name in self.values:
+            return None
+        for cut in range(len(path), 0, -1):
+            name = ".".join([target.name, *path[:cut]])
+            if name in self.values:
+                found: IndexedAccess | TypeQuery = TypeQuery(name, target.token)
+                for key in path[cut:]:
+                    found = IndexedAccess(found, Literal(key), node.token)
+                return found
+        return None
 
     def _indexed(self, node: IndexedAccess) -> Any:
         """``T[K]``, key by key of the union ``K`` (``T[keyof T]``: all member types)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.generics import mentions
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Keyword,
@@ -39,7 +40,9 @@ _PARAMETER_MODIFIERS = frozenset({"public", "private", "protected", "readonly", 
 _ANY = Keyword("any")
 
 
-def read_signature(parser: _Parser, generic: bool, arrow: bool) -> Signature | None:
+def read_signature(
+    parser: _Parser, own_parameters: frozenset[str], arrow: bool
+) -> Signature | None:
     """The parameters from ``(`` to ``)`` and the return type after ``=>`` (``arrow``)
     or an optional ``:``; None, with the tokens passed over all the same, where the
     parameter list is not one this reader follows."""
@@ -57,14 +60,18 @@ def read_signature(parser: _Parser, generic: bool, arrow: bool) -> Signature | N
         returns = parser.returned_type() if parser.accept(":") else None
     if parameters is None:
         return None
-    return Signature(parameters, returns, generic)
+    return Signature(parameters, returns, own_parameters)
 
 
 def function_type(parser: _Parser, start: Token, construct: str) -> ProgramType:
     """``(parameters) => R``, ``<T>(x: T) => T`` or ``new (...) => R``, from its first token."""
-    generic = bool(parser.type_parameters()) if parser.at("<") else False
-    signature = read_signature(parser, generic, arrow=True)
+    signature = read_signature(parser, type_parameter_names(parser), arrow=True)
     return ProgramType(construct, start, signature=signature)
+
+
+def type_parameter_names(parser: _Parser) -> frozenset[str]:
+    """A generic signature's own type parameters (``<T, U>``), read past."""
+    return frozenset(parameter.name for parameter in parser.type_parameters())
 
 
 def _parameters(parser: _Parser) -> TupleType:
@@ -105,6 +112,7 @@ SIGNATURE_UTILITIES = {
     "ConstructorParameters": ("constructor", "parameters"),
 }
 """The built-ins that read a signature: of a function or of a constructor type, which part."""
+_PARTS = {"returns": "result uses", "parameters": "parameters use"}
 _FUNCTIONS = frozenset({"function type", "function", "method signature", "method"})
 _CONSTRUCTORS = frozenset({"constructor type"})
 
@@ -132,9 +140,12 @@ def read_from_signatures(utility: str, functions: list[Any], token: Token) -> An
         signature = function.signature
         if signature is None:
             raise error_at(token, f"{utility}: the {kind}'s parameter list is not read here")
-        if signature.generic:
+        found_part = signature.parameters if part == "parameters" else signature.returns
+        if signature.own_parameters and mentions(found_part, signature.own_parameters):
             raise error_at(
-                token, f"{utility} of a generic {kind} (its type parameters are not known here)"
+                token,
+                f"{utility} of a generic {kind} whose {_PARTS[part]} its type parameters "
+                "(not known here)",
             )
         if part == "returns" and signature.returns is None:
             raise error_at(
@@ -142,7 +153,7 @@ def read_from_signatures(utility: str, functions: list[Any], token: Token) -> An
                 f"{utility}: this {kind} has no return type written (TypeScript infers it "
                 "from the body, which this reader does not); write it",
             )
-        found.append(signature.parameters if part == "parameters" else signature.returns)
+        found.append(found_part)
     unique = list(dict.fromkeys(found))
     if not unique:
         return Keyword("never")

@@ -169,7 +169,7 @@ class Signature:
 
     parameters: TupleType  # as Parameters<F> reads them: names gone, optional and rest kept
     returns: Any  # None where not written (TypeScript infers it from a body not read here)
-    generic: bool = False  # its own type parameters: its types are not known here
+    own_parameters: frozenset[str] = frozenset()  # a generic one's: unknown where used
 
 
 @dataclass(frozen=True)

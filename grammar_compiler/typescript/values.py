@@ -9,21 +9,24 @@ types them: ``as const`` keeps every literal (arrays become tuples); without
 it, literals inside arrays and objects widen to their primitive, and so does
 the whole value of a ``let`` or ``var``. A type annotation, ``as T`` or
 ``satisfies T`` is read as a type, and ``Object.freeze(...)`` as what it
-freezes. Anything else (calls, functions, names of other variables) is
-computed when the program runs: a ``ConstraintError`` the parser keeps and
-raises only if a type uses the variable.
+freezes. An arrow function is read as its signature (for ``ReturnType``).
+Anything else (calls, names of other variables) is computed when the
+program runs: a ``ConstraintError`` the parser keeps and raises only if a
+type uses the variable.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from grammar_compiler.typescript.signatures import read_signature, type_parameter_names
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     Keyword,
     Literal,
     Member,
     ObjectType,
+    ProgramType,
     TupleElement,
     TupleType,
     Union,
@@ -47,6 +50,8 @@ def value_type(parser: _Parser, *, constant: bool) -> Any:
     parser.expect("=", "'=' or ':'")
     if parser.at("Object") and parser.peek().text == "." and parser.peek(2).text == "freeze":
         return _frozen(parser)
+    if _at_arrow_function(parser):
+        return _arrow_function(parser)
     written = _written_value(parser)
     if parser.at("as") and parser.peek().text == "const":
         parser.advance()
@@ -58,6 +63,38 @@ def value_type(parser: _Parser, *, constant: bool) -> Any:
     if parser.accept("satisfies"):
         parser.type()  # a check of the value, which leaves its type as it is
     return written
+
+
+def _at_arrow_function(parser: _Parser) -> bool:
+    """``(x: T): R => ...``, ``async (...) => ...``, ``<T>(x: T) => ...``: a
+    parameter list whose closing ``)`` is followed by ``:`` or ``=>``."""
+    index = parser.index + (1 if parser.at("async") else 0)
+    if parser.tokens[index].text == "<":
+        return True
+    if parser.tokens[index].text != "(":
+        return False
+    depth = 0
+    while index < len(parser.tokens) - 1:
+        token = parser.tokens[index]
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return parser.tokens[index + 1].text in (":", "=>")
+        index += 1
+    return False
+
+
+def _arrow_function(parser: _Parser) -> ProgramType:
+    """An arrow function's type: its signature (its return type as written: one
+    left to inference is not read), its body passed over."""
+    start = parser.token
+    parser.accept("async")
+    signature = read_signature(parser, type_parameter_names(parser), arrow=False)
+    parser.expect("=>")
+    parser.skip_expression()
+    return ProgramType("function", start, signature=signature)
 
 
 def _frozen(parser: _Parser) -> Any:
