@@ -46,6 +46,8 @@ from grammar_compiler.regex_automaton import (
     Dfa,
     Nfa,
     TooComplex,
+    all_chars,
+    holds,
     minimized,
     within_deadline,
     written_back,
@@ -134,10 +136,10 @@ class _StandIns:
     def __init__(self, items: list[Any], definitions: list[tuple[Ranges, Ranges]]) -> None:
         self.definitions = definitions
         taken = normalize(
-            r for node in _nodes(items) for chars in _chars(node) for r in chars.ranges
+            r for node in _nodes(items) for chars in all_chars(node) for r in chars.ranges
         )
         codes = range(_STAND_IN_FIRST, _STAND_IN_LAST + 1)
-        self._free = iter(code for code in codes if not _holds(taken, code))
+        self._free = iter(code for code in codes if not holds(taken, code))
         self.parts: dict[int, tuple[Node, tuple[str, ...]]] = {}
 
     def placed(self, items: Sequence[Any]) -> list[Any]:
@@ -168,7 +170,7 @@ class _StandIns:
     def _kind(self, node: Node) -> tuple[str, ...] | None:
         if length_bounds(node)[0] == 0:
             return None  # as nothing, it would let the characters around it meet
-        ranges = normalize(r for chars in _chars(node) for r in chars.ranges)
+        ranges = normalize(r for chars in all_chars(node) for r in chars.ranges)
         kind = []
         for word, other in self.definitions:
             if not minus(ranges, word):
@@ -194,7 +196,7 @@ class _StandIns:
             return Alt(tuple(self.restored(option) for option in node.options))
         if isinstance(node, Repeat):
             return Repeat(self.restored(node.item), node.low, node.high)
-        codes = [code for code in self.parts if _holds(node.ranges, code)]
+        codes = [code for code in self.parts if holds(node.ranges, code)]
         if not codes:
             return node
         rest = minus(node.ranges, tuple((code, code) for code in sorted(codes)))
@@ -275,19 +277,7 @@ class _BoundaryNfa(Nfa):
         return self.build(item, start)
 
     def _loop(self, loop: BoundaryLoop, start: int) -> int:
-        for _ in range(loop.low):
-            start = self._item(loop.group, start)
-        if loop.high is None:
-            again = self.state()
-            self.empty[start].append(again)
-            self.empty[self._item(loop.group, again)].append(again)
-            return again
-        end = self.state()
-        for _ in range(loop.high - loop.low):
-            self.empty[start].append(end)
-            start = self._item(loop.group, start)
-        self.empty[start].append(end)
-        return end
+        return self.repeat(lambda at: self._item(loop.group, at), loop.low, loop.high, start)
 
 
 def _deterministic(nfa: _BoundaryNfa, start: int, end: int, kinds: _Kinds) -> Dfa:
@@ -353,37 +343,21 @@ def _members(classes: Classes, ranges: Ranges) -> frozenset[int]:
     return classes.of(Chars(ranges)) if ranges else frozenset()
 
 
-def _holds(ranges: Ranges, code: int) -> bool:
-    return any(low <= code <= high for low, high in ranges)
-
-
-def _chars(node: Node) -> Iterable[Chars]:
-    if isinstance(node, Chars):
-        yield node
-    elif isinstance(node, Repeat):
-        yield from _chars(node.item)
-    else:
-        for part in node.items if isinstance(node, Seq) else node.options:
-            yield from _chars(part)
-
-
-def _boundaries(items: Iterable[Any]) -> Iterable[Boundary]:
-    for item in items:
-        if isinstance(item, Boundary):
-            yield item
-        elif isinstance(item, MarkedGroup):
-            for option in item.options:
-                yield from _boundaries(option)
-        elif isinstance(item, BoundaryLoop):
-            yield from _boundaries([item.group])
-
-
-def _nodes(items: Iterable[Any]) -> Iterable[Node]:
+def _leaves(items: Iterable[Any]) -> Iterable[Node | Boundary]:
+    """The nodes and boundaries inside ``items``, groups and loops looked into."""
     for item in items:
         if isinstance(item, MarkedGroup):
             for option in item.options:
-                yield from _nodes(option)
+                yield from _leaves(option)
         elif isinstance(item, BoundaryLoop):
-            yield from _nodes([item.group])
-        elif not isinstance(item, Boundary):
+            yield from _leaves([item.group])
+        else:
             yield item
+
+
+def _boundaries(items: Iterable[Any]) -> Iterable[Boundary]:
+    return (leaf for leaf in _leaves(items) if isinstance(leaf, Boundary))
+
+
+def _nodes(items: Iterable[Any]) -> Iterable[Node]:
+    return (leaf for leaf in _leaves(items) if not isinstance(leaf, Boundary))

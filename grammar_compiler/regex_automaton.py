@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from grammar_compiler import bounded_regex
 from grammar_compiler.code_points import Ranges, normalize
@@ -79,12 +79,12 @@ class Classes:
     trees splits, each part a class numbered from 0."""
 
     def __init__(self, trees: Iterable[Node]) -> None:
-        sets = {chars.ranges for tree in trees for chars in _all_chars(tree)}
+        sets = {chars.ranges for tree in trees for chars in all_chars(tree)}
         cuts = sorted({edge for ranges in sets for low, high in ranges for edge in (low, high + 1)})
         members: dict[tuple[bool, ...], list[tuple[int, int]]] = {}
         ordered = sorted(sets)
         for low, next_low in itertools.pairwise(cuts):
-            signature = tuple(_holds(ranges, low) for ranges in ordered)
+            signature = tuple(holds(ranges, low) for ranges in ordered)
             if any(signature):
                 members.setdefault(signature, []).append((low, next_low - 1))
         self.ranges: list[Ranges] = [normalize(pieces) for pieces in members.values()]
@@ -99,19 +99,19 @@ class Classes:
         return self._of_set[chars.ranges]
 
 
-def _holds(ranges: Ranges, code: int) -> bool:
+def holds(ranges: Ranges, code: int) -> bool:
     index = bisect.bisect_right(ranges, (code, 0x10FFFF + 1)) - 1
     return index >= 0 and ranges[index][0] <= code <= ranges[index][1]
 
 
-def _all_chars(node: Node) -> Iterable[Chars]:
+def all_chars(node: Node) -> Iterable[Chars]:
     if isinstance(node, Chars):
         yield node
     elif isinstance(node, Repeat):
-        yield from _all_chars(node.item)
+        yield from all_chars(node.item)
     else:
         for part in _children(node):
-            yield from _all_chars(part)
+            yield from all_chars(part)
 
 
 # ---------------------------------------------------------------------------
@@ -148,17 +148,22 @@ class Nfa:
             for option in node.options:
                 self.empty[self.build(option, start)].append(end)
             return end
-        for _ in range(node.low):
-            start = self.build(node.item, start)
-        if node.high is None:
+        return self.repeat(lambda at: self.build(node.item, at), node.low, node.high, start)
+
+    def repeat(self, copy: Callable[[int], int], low: int, high: int | None, start: int) -> int:
+        """``low`` to ``high`` copies (None: no bound) in a row from ``start``,
+        each made by ``copy`` from the state it starts at; the state after them."""
+        for _ in range(low):
+            start = copy(start)
+        if high is None:
             loop = self.state()
             self.empty[start].append(loop)
-            self.empty[self.build(node.item, loop)].append(loop)
+            self.empty[copy(loop)].append(loop)
             return loop
         end = self.state()
-        for _ in range(node.high - node.low):
+        for _ in range(high - low):
             self.empty[start].append(end)
-            start = self.build(node.item, start)
+            start = copy(start)
         self.empty[start].append(end)
         return end
 
