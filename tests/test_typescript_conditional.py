@@ -9,24 +9,16 @@ type's sampled outputs are judged by it, so a wrong branch taken by
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
-from integration.typescript_judge import typescript_errors
+from integration.typescript_judge import judged_samples, typescript_errors
 from json_instances import Decoder
 
 from grammar_compiler import ConstraintError, compile_typescript, typescript_to_json_schema
 
 
-def _samples_judged(source: str, type_name: str, count: int = 25) -> list[str]:
-    """Sampled outputs of the compiled type (guarded against repeated names, as
-    the decoder serves it), asserting tsc takes every one."""
-    decoder = Decoder(compile_typescript(source, type_name).value, guard=True)
-    rng = random.Random(5)
-    texts = [t for t in (decoder.sample(rng) for _ in range(count)) if t is not None]
-    assert texts
-    assert typescript_errors(source, type_name, texts) == {}
-    return texts
+def _samples_judged(source: str, type_name: str) -> list[str]:
+    return judged_samples(source, type_name, count=25, guard=True)
 
 
 QUESTIONS = {

@@ -9,20 +9,11 @@ grammar refuses are refused by ``tsc`` too.
 
 from __future__ import annotations
 
-import random
-
 import pytest
-from integration.typescript_judge import typescript_errors
+from integration.typescript_judge import judged_samples, typescript_errors
 from json_instances import Decoder
 
 from grammar_compiler import ConstraintError, compile_typescript, typescript_to_json_schema
-
-
-def _sampled(source: str, type_name: str, count: int = 20) -> list[str]:
-    decoder = Decoder(compile_typescript(source, type_name).value)
-    rng = random.Random(5)
-    found = [decoder.sample(rng) for _ in range(count)]
-    return [text for text in found if text is not None]
 
 
 def _refused_by_both(source: str, type_name: str, texts: list[str]) -> None:
@@ -61,8 +52,7 @@ def test_return_and_parameter_types_are_read_from_signatures() -> None:
     calls = typescript_to_json_schema(FUNCTIONS, "Calls")["$defs"]["Calls"]["properties"]
     assert calls["saveArgs"]["minItems"] == 1 and calls["saveArgs"]["items"] == {"type": "number"}
     assert set(calls["parsed"]["properties"]) == {"value", "exact"}
-    texts = _sampled(FUNCTIONS, "Calls")
-    assert texts and typescript_errors(FUNCTIONS, "Calls", texts) == {}
+    judged_samples(FUNCTIONS, "Calls")
     valid = (
         '{"user": {"id": "u", "age": 3}, "saveArgs": [{"name": "n"}, true, 1, 2],'
         ' "parsed": {"value": 1, "exact": false}, "loaded": {"rows": []},'
@@ -93,8 +83,7 @@ export interface Made {
 """
     kinds = typescript_to_json_schema(source, "Made")["$defs"]
     assert {"const": "function"} in kinds.values() and {"const": "data"} in kinds.values()
-    texts = _sampled(source, "Made")
-    assert texts and typescript_errors(source, "Made", texts) == {}
+    judged_samples(source, "Made")
     _refused_by_both(
         source,
         "Made",
@@ -126,8 +115,7 @@ def test_constructor_types_give_instances_and_their_arguments() -> None:
 type Maker = new (name: string, size?: number) => { name: string; size: number };
 export interface Built { made: InstanceType<Maker>; args: ConstructorParameters<Maker> }
 """
-    texts = _sampled(source, "Built")
-    assert texts and typescript_errors(source, "Built", texts) == {}
+    judged_samples(source, "Built")
 
 
 def test_classes_with_optional_methods_and_index_signatures_hold_data() -> None:
@@ -147,8 +135,7 @@ export class Job {
 }
 export interface Uses { job: Job }
 """
-    texts = _sampled(source, "Settings")
-    assert texts and typescript_errors(source, "Settings", texts) == {}
+    judged_samples(source, "Settings")
     assert Decoder(compile_typescript(source, "Settings").value).accepts(
         '{"name": "a", "extra": 1}'
     )
@@ -165,8 +152,7 @@ export interface Sizes { pair: Pair["length"]; three: Length<[1, 2, 3]>; many: L
 """
     sizes = typescript_to_json_schema(source, "Sizes")["$defs"]
     assert sizes["Sizes"]["properties"]["pair"] == {"enum": [2, 3]}
-    texts = _sampled(source, "Sizes")
-    assert texts and typescript_errors(source, "Sizes", texts) == {}
+    judged_samples(source, "Sizes")
     _refused_by_both(source, "Sizes", ['{"pair": 1, "three": 3, "many": 0}'])
 
 
@@ -187,8 +173,7 @@ export interface Uses {
   result: ReturnType<Emitter["on"]>;
 }
 """
-    texts = _sampled(source, "Uses")
-    assert texts and typescript_errors(source, "Uses", texts) == {}
+    judged_samples(source, "Uses")
     _refused_by_both(
         source,
         "Uses",
@@ -219,8 +204,7 @@ export interface Read {
   fetchArgs: Parameters<typeof fetchOne>;
 }
 """
-    texts = _sampled(source, "Read")
-    assert texts and typescript_errors(source, "Read", texts) == {}
+    judged_samples(source, "Read")
     with pytest.raises(ConstraintError, match="whose result uses its type parameters"):
         compile_typescript(
             "declare function first<T>(xs: T[]): T\ntype T = ReturnType<typeof first>", "T"

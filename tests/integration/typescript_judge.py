@@ -16,7 +16,12 @@ the type does not declare is an error too.
 
 from __future__ import annotations
 
+import random
+
+from json_instances import Decoder
+
 from bench.tsc import JUDGE_DIR, TSC, type_check
+from grammar_compiler import compile_typescript
 
 
 def typescript_errors(source: str, type_name: str, outputs: list[str]) -> dict[int, list[str]]:
@@ -37,3 +42,16 @@ def typescript_errors(source: str, type_name: str, outputs: list[str]) -> dict[i
         errors.setdefault(number - first_output_line, []).append(message)
     assert checked.failed == bool(errors), checked.printed
     return errors
+
+
+def judged_samples(
+    source: str, type_name: str, *, count: int = 20, seed: int = 5, guard: bool = False
+) -> list[str]:
+    """Random walks through the compiled type (``guard``: against repeated names,
+    as the decoder serves it), asserting there are some and ``tsc`` takes each."""
+    decoder = Decoder(compile_typescript(source, type_name).value, guard=guard)
+    rng = random.Random(seed)
+    texts = [t for t in (decoder.sample(rng) for _ in range(count)) if t is not None]
+    assert texts
+    assert typescript_errors(source, type_name, texts) == {}
+    return texts
