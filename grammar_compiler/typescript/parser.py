@@ -398,20 +398,21 @@ class _Parser:
     def _set_aside_program(
         self, found: Declarations, refusal: ConstraintError | None = None
     ) -> None:
-        """A class or function: its name is kept with the refusal, raised where a type uses it."""
+        """A class this reader cannot take (or an ``async`` expression that is no
+        function declaration): its name is kept with the refusal, raised where a
+        type uses it (functions are read by ``_function``)."""
         keyword = self.advance()
         construct = _PROGRAM_STATEMENTS[keyword.text]
         refusal = refusal or self.program(construct, keyword)
         if keyword.text in ("abstract", "async"):
             self.advance()
-        self.accept("*")  # a generator
         name = self.token if self.token.kind == "name" else None
         self._skip_statement()
         if name is None:
             return
         if construct == "class":
             self._add_type(found, Declaration(name.text, "program", name, refusal=refusal))
-        if name.text not in found.values:  # a function's overloads share its name
+        if name.text not in found.values:
             found.values[name.text] = Value(name.text, name, refusal=refusal)
 
     def _set_aside_scope(self, found: Declarations) -> None:
