@@ -19,9 +19,11 @@ they are parsed here and regenerated:
   units). So generation is a subset of the valid strings, never a superset.
 * Probed on xgrammar 0.2.8: a pattern's literal ``"``, ``\`` and control
   characters are emitted raw, which is invalid JSON, while classes silently
-  lose them; escape sequences cannot be spelled at all. So sets never hold
-  those characters: a pattern that *needs* one (``^a\nb$``) is refused, one
-  that merely allows them generates strings without them. ``\U`` escapes
+  lose them; escape sequences cannot be spelled at all (and inside a group
+  or under a quantifier an escaped ``\\`` is lost too). So the pattern's
+  texts that hold such a character are left out of what is generated, a
+  subset (``(.|\n)*``, ``(\nStep \d+)*``: the texts without line breaks);
+  a pattern that *needs* one (``^a\nb$``) is refused. ``\U`` escapes
   are not understood either; characters beyond U+FFFF are written raw.
 
 Python's inline flags, which ECMA-262 lacks but schemas written for Python
@@ -91,6 +93,7 @@ from grammar_compiler.regex_emit import (
     emit,
     length_bounds,
     longest_part,
+    within,
 )
 from grammar_compiler.regex_lengths import restrict_length
 from grammar_compiler.unicode_properties import property_sets
@@ -133,6 +136,7 @@ _JSON_UNSAFE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
 _GENERATABLE = minus(SCALAR_VALUES, _JSON_UNSAFE)
 """What a generated string may hold: no surrogates, nothing JSON must escape."""
 _BMP = intersect(_GENERATABLE, ((0, 0xFFFF),))
+_UNWRITABLE = intersect(_JSON_UNSAFE, SCALAR_VALUES)
 
 
 def _of(text: str) -> Ranges:
@@ -211,6 +215,8 @@ class _Parser:
         self.ignore_case = False  # (?i), Python's: see ``case_folding``
         self.lookahead_at_start = False  # the top alternative being read starts with ^
         self.marks_allowed = True  # lookarounds, \b, ^ and $ (not inside a lookaround)
+        # (code point, offset) of each literal or set holding only what JSON escapes
+        self.unwritable: list[tuple[int, int]] = []
 
     def error(self, message: str, position: int | None = None) -> PatternError:
         return PatternError(message, self.pos if position is None else position)
@@ -238,7 +244,20 @@ class _Parser:
             raise self.error("unmatched ')'")
         if not options:
             raise unsatisfied[0]
-        return options[0] if len(options) == 1 else Alt(tuple(options))
+        return self._writable(options[0] if len(options) == 1 else Alt(tuple(options)))
+
+    def _writable(self, node: Node) -> Node:
+        """The texts a patterned string can hold: those without a character JSON
+        escapes, which xgrammar cannot write there (see the module docstring)."""
+        kept = within(node, _GENERATABLE)
+        if kept is not None:
+            return kept
+        code, start = self.unwritable[0] if self.unwritable else (0x22, 0)
+        raise self.error(
+            f"the pattern requires the character {chr(code)!r}, which JSON must escape; "
+            "xgrammar cannot generate escapes inside patterned strings",
+            start,
+        )
 
     def _top_alternative(self) -> tuple[list[Node], list[PatternError]]:
         """A node for each way through its marked groups that some text passes,
@@ -400,13 +419,9 @@ class _Parser:
         return Chars(self._case(self._literal(code, self.pos - 1), self.pos - 1)), code > 0xFFFF
 
     def _literal(self, code: int, start: int) -> Ranges:
-        ranges = intersect(((code, code),), _GENERATABLE)
-        if not ranges:
-            raise self.error(
-                f"the pattern requires the character {chr(code)!r}, which JSON must escape; "
-                "xgrammar cannot generate escapes inside patterned strings",
-                start,
-            )
+        ranges = ((code, code),)
+        if not intersect(ranges, _GENERATABLE):
+            self.unwritable.append((code, start))
         return ranges
 
     def _quantified(
@@ -561,10 +576,17 @@ class _Parser:
         return (complement(wide), complement(narrow)) if negated else (narrow, wide)
 
     def _generatable(self, ranges: Ranges, start: int) -> Ranges:
+        """The set's characters that can be generated. A set of only characters
+        JSON escapes (``[\r\n]``) is kept, as a literal one is, so that
+        ``_writable`` leaves out the texts that take it rather than refusing."""
         usable = intersect(ranges, _BMP)
-        if not usable:
+        if usable:
+            return usable
+        unwritable = intersect(ranges, _UNWRITABLE)
+        if not unwritable:
             raise self.error("this set holds no character that can be generated", start)
-        return usable
+        self.unwritable.append((unwritable[0][0], start))
+        return unwritable
 
     def _character_escape(self, start: int, *, in_class: bool) -> int:
         """The code point of ``\\X`` (``self.pos`` is at ``X``), or an error for what is refused."""
@@ -626,6 +648,8 @@ class _Parser:
             ranges = complement(normalize(r for item in items for r in item.wide))
         else:
             ranges = normalize(r for item in items for r in item.narrow)
+            if not ranges:  # only what JSON escapes ([\r\n]): ``_generatable`` keeps it
+                ranges = normalize(r for item in items for r in item.wide)
         return self._generatable(self._case(ranges, start), start)
 
     def _class_range(self) -> _ClassItem:

@@ -237,6 +237,32 @@ def _extendable(node: Node, *, then_unbounded: bool) -> bool:
     return True
 
 
+def within(node: Node, allowed: Ranges) -> Node | None:
+    """The texts of ``node`` made only of ``allowed`` characters; None if there are none.
+
+    Exact on a tree: each character of a text comes from one set, so keeping
+    only the allowed part of every set keeps exactly the texts that avoid the
+    others. Why: a JSON Schema pattern may allow characters a patterned
+    string cannot hold (``(.|\\n)*``), and the rest of the pattern is still a
+    language worth generating.
+    """
+    if isinstance(node, Chars):
+        kept = intersect(node.ranges, allowed)
+        return Chars(kept) if kept else None
+    if isinstance(node, Alt):
+        options = [kept for option in node.options if (kept := within(option, allowed)) is not None]
+        if not options:
+            return None
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+    if isinstance(node, Seq):
+        items = [within(item, allowed) for item in node.items]
+        return None if None in items else Seq(tuple(items))  # type: ignore[arg-type]
+    item = within(node.item, allowed)
+    if item is None:
+        return Seq(()) if node.low == 0 else None
+    return Repeat(item, node.low, node.high)
+
+
 def longest_part(node: Node) -> int:
     """The largest shortest length of any part of ``node`` (``shortest``): in ``a|(x{999}){99}``
     the whole can be one character, but the second alternative forces 98,901."""

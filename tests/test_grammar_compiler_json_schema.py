@@ -597,6 +597,28 @@ def test_pattern_never_emits_characters_json_must_escape() -> None:
     assert not decoder.accepts('"x"y"') and not decoder.accepts('"x\ny"')
 
 
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        ("^Step \\d: [a-z ]{1,20}(\\nStep \\d: [a-z ]{1,20}){0,9}$", ["Step 1: add"], ["Step"]),
+        ("^(.|\\n){1,5}$", ["a", "ab cd"], ["", "abcdef"]),
+        ('^(?:[^"\\\\]|\\\\.)*$', ["", "a'b"], []),
+        ('^(a|\\n)(b|\\t|"|[\\r\\n])$', ["ab"], ["a", "bb"]),
+    ],
+)
+def test_a_pattern_that_allows_characters_json_escapes_writes_its_texts_without_them(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    """xgrammar cannot write an escape inside a patterned string, so the texts
+    holding one are left out; the rest are still written, and only them."""
+    schema = {"type": "string", "pattern": pattern}
+    _assert_agrees(schema, [json.dumps(text) for text in good], [json.dumps(t) for t in bad])
+    _assert_sound(json.dumps(schema), walks=40)
+    _constraint, decoder = _compiled(json.dumps(schema))
+    for needs_an_escape in ("Step 1: a\nStep 2: b", "a\n", "a\\b", 'a"', "a\tb"):
+        assert not decoder.accepts(json.dumps(needs_an_escape))
+
+
 # ---------------------------------------------------------------------------
 # Strict mode refuses; best effort reports
 
