@@ -171,12 +171,43 @@ def test_a_step_over_a_closed_range_too_wide_for_xgrammar_is_cut_into_ranges() -
 
 
 @pytest.mark.parametrize(
+    ("bounds", "kept", "far"),
+    [
+        ((0, 100_000_000), (0, 159_983), 100_000_000),
+        ((-10_000_000, 10_000_000), (-79_992, 79_991), -10_000_000),
+        ((-10_000_000, -1_000), (-160_982, -1_000), -10_000_000),
+    ],
+)
+def test_a_step_over_a_closed_range_too_wide_to_cut_keeps_the_part_nearest_zero(
+    bounds: tuple[int, int], kept: tuple[int, int], far: int
+) -> None:
+    """Past 16 pieces (amounts in cents up to 10**8 by 100), the 16 pieces
+    nearest zero: every multiple there, nothing beyond, a reported subset."""
+    low, high = bounds
+    schema = {"type": "integer", "multipleOf": 100, "minimum": low, "maximum": high}
+    constraint, decoder = _compiled(schema)
+    assert len(json.loads(constraint.value)["anyOf"]) == 16
+    assert [subset.keyword for subset in constraint.report.subsets] == ["multipleOf"]
+    first, last = -(-kept[0] // 100) * 100, kept[1] // 100 * 100
+    for number in [first, last, *range(first, last + 1, 9_900)]:
+        assert decoder.accepts(str(number)), number
+    for number in (first - 100, last + 100, first + 1, far):
+        assert not decoder.accepts(str(number)), number
+    _assert_sound(schema)
+
+
+@pytest.mark.parametrize(
     ("schema", "good", "beyond"),
     [
         ({"type": "integer", "multipleOf": 86400}, ["0", "86400", "-43200000"], "43200000"),
         ({"type": "integer", "multipleOf": 5000, "minimum": 10}, ["5000", "5000000"], "5005000"),
         ({"type": "integer", "multipleOf": 5000, "maximum": -3}, ["-5000"], "-5005000"),
         ({"type": "integer", "multipleOf": 0.123456789}, ["0", "-61728394500"], "61728394500"),
+        (
+            {"type": "integer", "multipleOf": 5000, "minimum": -(10**9), "maximum": 10**12},
+            ["-2500000", "0", "2495000"],
+            "2500000",
+        ),
     ],
 )
 def test_a_step_beyond_xgrammar_lists_the_multiples_nearest_the_bound(

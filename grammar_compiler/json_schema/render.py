@@ -46,7 +46,10 @@ MULTIPLE_OF_RANGE = 10_000
 MAX_LISTED_MULTIPLES = 1_000
 """Multiples in a wider range are listed as an enum up to this many."""
 MAX_STEP_PIECES = 16
-"""Ranges a closed range is cut into where xgrammar steps in each (beyond: refused)."""
+"""Ranges a closed range is cut into where xgrammar steps in each (beyond: those
+nearest zero, a subset)."""
+STEPPED_SPAN = MAX_STEP_PIECES * (MULTIPLE_OF_RANGE - 1)
+"""Integers a closed range too wide to cut whole keeps, in ``MAX_STEP_PIECES`` pieces."""
 MAX_FRACTION_SPANS = 8
 """Spans between consecutive integers written for numbers that must not be integers."""
 INTEGER_LIMIT = 2**62
@@ -379,6 +382,16 @@ class Renderer:
             if len(multiples) <= MAX_LISTED_MULTIPLES:
                 return "alternative", {"enum": list(multiples)}
             pieces = _pieces_xgrammar_steps(step, low, high)
+            both_given = node.minimum is not None and node.maximum is not None
+            if not pieces and step <= MAX_MULTIPLE_OF and both_given:
+                pieces = _pieces_xgrammar_steps(step, *_nearest_zero(low, high, STEPPED_SPAN))
+                self.compiler.subset(
+                    "multipleOf",
+                    node.where,
+                    f"the multiples among the {STEPPED_SPAN} integers of the range nearest "
+                    "zero: xgrammar steps only within ranges under "
+                    f"{MULTIPLE_OF_RANGE} apart, {MAX_STEP_PIECES} of them here",
+                )
             if pieces:
                 return "alternative", {
                     "anyOf": [
@@ -409,9 +422,8 @@ class Renderer:
         self.compiler.unenforceable(
             "multipleOf",
             node.where,
-            f"xgrammar enforces steps up to {MAX_MULTIPLE_OF} with no bounds or with both "
-            f"bounds less than {MULTIPLE_OF_RANGE} apart (or up to {MAX_LISTED_MULTIPLES} "
-            "multiples in range, listed)",
+            f"no multiple of {step} in the range is one the judge takes: it divides doubles, "
+            "exact only below 2**53",
         )
         return self._maybe_shared("integer", keywords)
 
@@ -895,9 +907,9 @@ def _pieces_xgrammar_steps(step: int, low: int, high: int) -> list[tuple[int, in
 
 def _nearest_multiples(step: int, low: int | None, high: int | None, node: Node) -> list[int]:
     """For a step beyond xgrammar (``multipleOf: 86400``) over a range too wide
-    to list: the ``MAX_LISTED_MULTIPLES`` multiples nearest the bound the schema
-    gives (around zero with neither), within the range and the safe integers
-    (the judge divides doubles)."""
+    to list: the ``MAX_LISTED_MULTIPLES`` multiples nearest the one bound the
+    schema gives (nearest zero with two or none), within the range and the
+    safe integers (the judge divides doubles)."""
     low = -SAFE_INTEGER if low is None else max(low, -SAFE_INTEGER)
     high = SAFE_INTEGER if high is None else min(high, SAFE_INTEGER)
     first, last = -(-low // step), high // step  # the range's multiples are k * step
@@ -908,11 +920,25 @@ def _nearest_multiples(step: int, low: int | None, high: int | None, node: Node)
         last = min(last, first + count - 1)
     elif node.maximum is not None and node.minimum is None:
         first = max(first, last - count + 1)
-    elif node.minimum is None:
-        first, last = max(first, -(count // 2)), min(last, count // 2 - 1)
     else:
-        return []  # both bounds given, far apart: not a guess to make here
+        first, last = _nearest_zero(first, last, count)
     return [k * step for k in range(first, last + 1)]
+
+
+def _nearest_zero(low: int, high: int, count: int) -> tuple[int, int]:
+    """The ``count`` integers of ``low..high`` nearest zero (all of them if fewer).
+
+    Why zero: with both bounds given far apart, neither bound says where the
+    values people mean lie, and the small ones are the likelier (an amount in
+    cents from 0 to 10**8: up to 1,599.84 rather than from 999,998.40)."""
+    if high - low < count:
+        return low, high
+    if low >= 0:
+        return low, low + count - 1
+    if high <= 0:
+        return high - count + 1, high
+    start = max(low, min(-(count // 2), high - count + 1))
+    return start, start + count - 1
 
 
 def _native_multiple(step: int, low: int | None, high: int | None) -> bool:
