@@ -29,12 +29,23 @@ the parts Lark cannot express recorded on the side for the translation:
   option (``allow_invalid_utf8: true``, ``skip_repetition``, unknown ones)
   is refused by name.
 
+* Rule options (``name[lazy, capture]:``): ``capture``, ``capture="x"``
+  and ``stop_capture="x"`` name parts of the output for llguidance's
+  callers and change nothing it may be, so they are dropped. ``lazy`` and
+  ``suffix=S`` make the rule one lexeme that ends at the first place it can
+  (``f_hd[lazy]: TEXT "<function"``, ``think[suffix="</think>"]: /(.|\n)*/``:
+  any text up to the first ``</think>``, which is written): the body (string
+  and regex literals, terminals defined as one of them) and the suffix
+  become one terminal whose single varying repeat is made lazy, which
+  ``lazy_terminal`` translates exactly. ``stop=`` (which hides the stop
+  text by taking tokens back), ``max_tokens=`` and ``temperature=`` (about
+  tokens and sampling, not text) are refused by name.
+
 Lazy terminals (``/(.|\n)*?<\/think>/``) need no rewriting: they are plain
 Lark, translated exactly by ``lazy_terminal``. The other extensions stay
 refused, recognised where Lark's parser stops (``relocated``): ``%regex``,
-``@grammar`` references, rule options (``name[lazy]:``, ``[stop=...]``,
-``[max_tokens=...]``) and the ``&`` operator. ``#`` comments are Lark's
-already.
+``@grammar`` references, options on terminals (``NAME[lazy]:``) and the
+``&`` operator. ``#`` comments are Lark's already.
 
 The rewritten text records where each piece of it came from (the
 generated definitions follow the last line), and ``relocated`` maps a
@@ -48,10 +59,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from lark.exceptions import GrammarError
+from lark.load_grammar import eval_escaping
+
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.lark_writer import regex_text
+from grammar_compiler.lazy_terminal import lazy_shape_problem
 
 # Lark's own token definitions (lark/load_grammar.py), so spans agree with its parser.
 _STRING = re.compile(r'"(\\"|\\\\|[^"\n])*?"i?')
@@ -65,6 +80,30 @@ _DEFINITION = re.compile(
     r"(?:\{[^}\n]*\})?(?:\.-?\d+)?[ \t]*:(?!:)"
 )
 _IGNORE = re.compile(r"[ \t]*%ignore\b")
+_OPTIONED_RULE = re.compile(
+    r"([ \t]*[?!]?)(_?[a-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)\[([^\]\n]*)\]([ \t]*:)(?!:)"
+)
+_ANNOTATIONS = frozenset({"capture", "stop_capture"})
+"""Rule options that name parts of llguidance's output and leave the language alone."""
+_REFUSED_OPTIONS = {
+    "stop": "hides the stop text by taking its tokens back, which a service that streams "
+    "text cannot do; write suffix=... (the text stays in the output) or lazy",
+    "max_tokens": "bounds tokens, not text; bound the text (/.{0,200}/) or set max_tokens "
+    "on the request",
+    "temperature": "changes sampling inside the rule; set temperature on the request",
+}
+_LITERAL = re.compile(r'"(?:\\"|\\\\|[^"\n])*"i?|/(?!/)(?:\\/|\\\\|[^/\n])*?/[a-z]*')
+_OPTION = re.compile(
+    rf"[ \t]*([a-z_]+)[ \t]*(?:=[ \t]*({_LITERAL.pattern}|[A-Za-z0-9_.-]+))?[ \t]*(?:,|$)"
+)
+_COUNTED = re.compile(r"\{(\d*)(,?)(\d*)\}")
+_SIMPLE_TERMINAL = re.compile(
+    rf"^[ \t]*(_?[A-Z][A-Z0-9_]*)(?:\.-?\d+)?[ \t]*:[ \t]*({_LITERAL.pattern})"
+    r"[ \t]*(?:(?://|#)[^\n]*)?$",
+    re.MULTILINE,
+)
+_LINE_END = re.compile(r"[ \t]*(?:(?://|#)[^\n]*)?(?:\n|$)")
+_CONTINUED = re.compile(r"(?:[ \t]*(?:(?://|#)[^\n]*)?\n)*[ \t]+\|")
 _OTHER_STATEMENT = re.compile(r"[ \t]*%(?:import|declare)\b")
 _PREFIX_WORDS = re.compile(r"(?i)llg\w*")
 
@@ -73,7 +112,7 @@ _REFUSED = (
     (re.compile(r"%regex\b"), "structured regexes (%regex {...})"),
     (re.compile(r"@"), "references to other grammars (@name)"),
     (re.compile(r"<"), "special tokens not closed by '>' (<name>)"),
-    (re.compile(r"\["), "rule options ([lazy], [stop=...], [max_tokens=...], [capture])"),
+    (re.compile(r"\["), "options on terminals (NAME[lazy]:; rules take them: name[lazy]:)"),
     (re.compile(r"&"), "regex intersections (&)"),
 )
 MAX_INLINE_SCHEMAS = 32
@@ -176,6 +215,10 @@ class _Reader:
         self.special_at: dict[str, int] = {}
         self.plain_names: set[str] = set()
         self.dashed_names: dict[str, int] = {}
+        self.one_literal_terminals = {
+            found.group(1): found.group(2) for found in _SIMPLE_TERMINAL.finditer(text)
+        }
+        self.lexemes: dict[str, tuple[str, int]] = {}  # terminal name -> (regex, rule offset)
 
     def error(self, message: str, offset: int) -> ConstraintError:
         line, column = _line_column(self.text, offset)
@@ -193,6 +236,8 @@ class _Reader:
         while self.position < len(text):
             if self.position == 0 or text[self.position - 1] == "\n":
                 self.line_start()
+                if self.position == len(text):
+                    break
             char = text[self.position]
             if char in " \t\r\n":
                 self.copy(self.position + 1)
@@ -219,6 +264,9 @@ class _Reader:
 
     def line_start(self) -> None:
         """Notes whether the line starts a rule or terminal definition, or %ignore."""
+        if optioned := _OPTIONED_RULE.match(self.text, self.position):
+            self.optioned_rule(optioned)
+            return
         definition = _DEFINITION.match(self.text, self.position)
         if definition:
             bare = definition.group(1).lstrip("_")
@@ -227,6 +275,107 @@ class _Reader:
             self.context = "terminal"
         elif _OTHER_STATEMENT.match(self.text, self.position):
             self.context = None
+
+    def optioned_rule(self, header: re.Match[str]) -> None:
+        """``name[options]:``, the options dropped; a lazy one's body becomes one terminal."""
+        lazy, suffix = self.rule_options(header)
+        self.copy(header.start(2))
+        self.name(_NAME.match(self.text, self.position))  # type: ignore[arg-type]
+        self.position = header.start(4)
+        self.copy(header.end())
+        self.context = "rule"
+        if lazy or suffix is not None:
+            self.lexeme(suffix, header.start())
+
+    def rule_options(self, header: re.Match[str]) -> tuple[bool, str | None]:
+        """Whether the rule is lazy, and its suffix (a literal or terminal name)."""
+        text, base = header.group(3), header.start(3)
+        lazy, suffix, position = False, None, 0
+        while position < len(text):
+            option = _OPTION.match(text, position)
+            if option is None or option.end() == position:
+                raise self.error(
+                    'rule options are written name[lazy, suffix="...", capture]', base + position
+                )
+            key, value = option.group(1), option.group(2)
+            if key in _REFUSED_OPTIONS:
+                raise self.error(
+                    f"rule option {key}= is not supported: it {_REFUSED_OPTIONS[key]}",
+                    base + option.start(1),
+                )
+            if key == "lazy" and value is None:
+                lazy = True
+            elif key == "suffix" and value is not None:
+                suffix = value
+            elif key not in _ANNOTATIONS or (key == "stop_capture" and value is None):
+                raise self.error(
+                    f"rule option {option.group().strip(' ,')!r} is not supported (accepted: "
+                    'lazy, suffix=..., capture, capture="name", stop_capture="name")',
+                    base + option.start(1),
+                )
+            position = option.end()
+        return lazy, suffix
+
+    def lexeme(self, suffix: str | None, at: int) -> None:
+        """The rest of a lazy rule's line (its body) and its suffix, as one lazy terminal."""
+        parts = []
+        while not (end := _LINE_END.match(self.text, self.position)):
+            start = (
+                self.position
+                + len(self.text[self.position :])
+                - len(self.text[self.position :].lstrip(" \t"))
+            )
+            word = _LITERAL.match(self.text, start) or _NAME.match(self.text, start)
+            if word is None:
+                raise self.error(
+                    "a lazy rule's body is one line of strings, regexes and terminals defined "
+                    "as one string or regex",
+                    start,
+                )
+            parts.append(self.literal_regex(word.group(), start))
+            self.position = word.end()
+        if not parts:
+            raise self.error("a lazy rule needs a body on its line", at)
+        if _CONTINUED.match(self.text, end.end()):
+            raise self.error("a lazy rule's body is one line with no alternatives", end.end())
+        if suffix is not None:
+            parts.append(self.literal_regex(suffix, at))
+        regex = _made_lazy("".join(f"(?:{part})" for part in parts))
+        if regex is None:
+            raise self.error(
+                "a lazy rule's text may repeat only one part a varying number of times", at
+            )
+        problem = lazy_shape_problem(eval_escaping(regex))
+        if problem is not None:
+            raise self.error(f"a lazy rule: {problem}", at)
+        name = f"{self.prefix.upper()}LAZY_{len(self.lexemes)}"
+        self.lexemes[name] = (regex, at)
+        self.emit(f" {name}", at)
+        self.copy(end.end())
+
+    def literal_regex(self, word: str, offset: int) -> str:
+        """A string or regex literal, or a terminal defined as one, as the body of a regex."""
+        if word[0] not in '"/':
+            if word not in self.one_literal_terminals:
+                raise self.error(
+                    f"{word} in a lazy rule must be a terminal defined in this grammar as one "
+                    "string or regex",
+                    offset,
+                )
+            return self.literal_regex(self.one_literal_terminals[word], offset)
+        if word[0] == '"':
+            if word.endswith("i"):
+                raise self.error(
+                    "a case-insensitive string in a lazy rule is not supported", offset
+                )
+            try:
+                return regex_text(eval_escaping(word[1:-1]).replace("\\\\", "\\"))
+            except GrammarError:
+                raise self.error(f"invalid string {word}", offset) from None
+        body, flags = word[1 : word.rindex("/")], word[word.rindex("/") + 1 :]
+        if set(flags) - set("sm"):
+            raise self.error(f"regex flags {flags!r} in a lazy rule are not supported", offset)
+        return f"(?{flags}:{body})" if flags else body
 
     def item(self, end: int) -> None:
         """A complete item a count can follow."""
@@ -400,7 +549,41 @@ class _Reader:
         for text, name in self.special.items():
             definition = f"{name}: /{regex_text(text)}(?#special token)/\n"
             pieces.append(_Piece(definition, self.special_at[text], verbatim=False))
+        for name, (regex, at) in self.lexemes.items():
+            pieces.append(_Piece(f"{name}: /{regex}/\n", at, verbatim=False))
         return pieces if len(pieces) > 1 else []
+
+
+def _made_lazy(regex: str) -> str | None:
+    """``regex`` with its one repeat of varying count made lazy (``*`` -> ``*?``);
+    None if it has several. Read on the regex's text: escapes and classes are skipped."""
+    repeats: list[tuple[int, bool]] = []  # (offset after the quantifier, already lazy)
+    index, in_class = 0, False
+    while index < len(regex):
+        char = regex[index]
+        counted = _COUNTED.match(regex, index) if char == "{" and not in_class else None
+        if char == "\\":
+            index += 2
+        elif in_class:
+            in_class = char != "]"
+            index += 1
+        elif char == "[":
+            in_class = True
+            index += 1 + regex.startswith("^", index + 1)
+            index += regex.startswith("]", index)  # a leading "]" is a member
+        elif char == "(" and regex.startswith("?", index + 1):
+            index += 2  # (?:, (?P<name>, (?=: not a quantifier
+        elif char in "*+?" or (counted and counted.group(2) and counted[1] != counted[3]):
+            index = counted.end() if counted else index + 1
+            repeats.append((index, regex.startswith("?", index)))
+            index += regex.startswith(("?", "+"), index)
+        else:
+            index = counted.end() if counted else index + 1
+    if len(repeats) > 1:
+        return None
+    if not repeats or repeats[0][1]:
+        return regex
+    return regex[: repeats[0][0]] + "?" + regex[repeats[0][0] :]
 
 
 def _free_prefix(text: str) -> str:

@@ -842,6 +842,27 @@ _CITY = '{"type": "object", "properties": {"city": {"type": "string"}}, "require
             id="lazy-bounded",
         ),
         pytest.param(
+            'start: think "!"\nthink[lazy]: "<t>" TEXT "</t>"\nTEXT: /(.|\\n)*/',
+            ["<t></t>!", "<t>a\n<t></t>!"],
+            ["<t>a</t>b</t>!", "<t>a</t>"],
+            id="lazy-rule",
+        ),
+        pytest.param(
+            'start: think "!"\nthink[capture, suffix="</t>"]: /[a-z<>\\/]*/',
+            ["</t>!", "ab<</t>!"],
+            ["a</t></t>!", "a!"],
+            id="suffix-rule",
+        ),
+        pytest.param(
+            'start: digit "."\ndigit[lazy]: /[0-9]+/', ["1."], ["12.", "."], id="lazy-rule-shortest"
+        ),
+        pytest.param(
+            'start: a+\na[capture="x", stop_capture="y"]: "a" | "b"',
+            ["a", "ba"],
+            ["c"],
+            id="captures",
+        ),
+        pytest.param(
             'start: tool-call ("," tool-call)*\ntool-call: "t" NUM-X\nNUM-X: /[0-9]/',
             ["t1", "t1,t2"],
             ["t", "t12"],
@@ -907,6 +928,24 @@ def test_lazy_terminals_match_lark_on_every_short_text() -> None:
         for text in _strings(alphabet, 6):
             judge, xgrammar = compiled.verdicts(text)
             assert judge == xgrammar, (regex, text)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        'text[lazy]: "<" /(.|\\n)*/ "/>"',
+        'text[suffix="/>"]: /[ab<\\/]*/',
+        'text[lazy, suffix=END]: /[ab]{1,3}/\nEND: "<"',
+        "text[lazy]: /a[ab]*b/",
+    ],
+)
+def test_lazy_rules_match_lark_on_every_short_text(rule: str) -> None:
+    """A lazy rule ends at the first place it can, as llguidance reads it; its
+    grammar and the judge agree on every short text, with text after it."""
+    compiled = _Compiled(f'start: text text? ">"\n{rule}', "lark")
+    for text in _strings("ab<>/\n", 6):
+        judge, xgrammar = compiled.verdicts(text)
+        assert judge == xgrammar, (rule, text)
 
 
 def _strings(alphabet: str, longest: int) -> list[str]:
@@ -996,7 +1035,14 @@ LARK_ERRORS = [
     ("start: " + "%json {} " * 33, "too many inline JSON schemas", 1, 8 + 32 * 9),
     ("start: A\nA: /" + "a?" * 200 + "/", "too many optional parts", 2, 1),
     ("start: " + " ".join(f"<t{i}>" for i in range(600)), "too many rules and terminals", 1, 3391),
-    ("start: gen\ngen[lazy]: /.*/", "rule options", 2, 4),
+    ('start: gen\ngen[stop="\\n"]: /.*/', "rule option stop= is not supported", 2, 5),
+    ("start: gen\ngen[max_tokens=5]: /.*/", "max_tokens= is not supported", 2, 5),
+    ("start: gen\ngen[lazy, capture, slow]: /.*/", "rule option 'slow' is not supported", 2, 20),
+    ("start: gen\ngen[lazy]: /a*b+/", "may repeat only one part", 2, 1),
+    ("start: gen\ngen[lazy]: /(ab|a)*c/", "lazy quantifier on more than one character", 2, 1),
+    ("start: gen\ngen[lazy]: TEXT\nTEXT: /a/ | /b/", "TEXT in a lazy rule must be", 2, 12),
+    ('start: gen\ngen[lazy]: "a"\n  | "b"', "one line with no alternatives", 3, 1),
+    ('start: T\nT[lazy]: "a"', "options on terminals", 2, 2),
     (
         'start: %json {"type": "object"}\n  | "x" missing',
         "Rule 'missing' used but not defined",
@@ -1419,6 +1465,18 @@ CORPUS_EXAMPLES = {
     "lark/lazy_think_text": (
         ["<think>maybe</think>\nyes", "<think></think>\nunsure"],
         ["<think>a</think>b</think>\nno", "<think>a\nyes"],
+    ),
+    "lark/lazy_rules_function_calls": (
+        [
+            'Looking it up.<function=lookup>{"q": "tides"}</function> Done.',
+            "<function=wait>15</function><function=wait>2</function>",
+            "no call at all",
+        ],
+        [
+            "A <function=sleep>1</function>",
+            '<function=lookup>{"q": 1}</function>',
+            "<function=wait>12345</function>",
+        ],
     ),
 }
 

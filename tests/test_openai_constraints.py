@@ -218,7 +218,7 @@ def test_llguidance_raw_text_mistakes_name_the_value() -> None:
         ("start: <[128010]>", "given by id", 1, 8),
         ("start: <[128000-128255]>", "given by id", 1, 8),
         ('start: A\nA: "a" <think>', "only be used in rules", 2, 8),
-        ('start: gen\ngen[stop="\\n", max_tokens=5]: /.*/', "rule options", 2, 4),
+        ('start: gen\ngen[stop="\\n", max_tokens=5]: /.*/', "rule option stop=", 2, 5),
         ("start: /[a-z]+/ & ~/if/", "intersection", 1, 17),
         ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"', "allow_invalid_utf8", 1, 1),
         ('%llguidance {"skip_repetition": "once"}\nstart: "a"', "skip_repetition", 1, 1),
