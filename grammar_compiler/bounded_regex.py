@@ -76,6 +76,14 @@ def _remaining() -> float:
     return remaining
 
 
+LONGEST_MATCH = "(?#longest match)"
+"""How a terminal the project wrote itself starts when the judge must take its
+longest match (the ``regex`` package's POSIX matching): the judge's lexer then
+tries that match and every shorter one, so it sees every length the terminal's
+language has, as the grammar does. A user's own regex keeps Python's first
+match (``/a|ab/`` never takes ``ab``), which is what Lark means by it."""
+
+
 class LarkTerminals:
     """What lark compiles a grammar's terminals with (its ``LexerConf.re_module``,
     ``re`` by default): the user's terminal regexes, which the Earley judge's
@@ -86,7 +94,8 @@ class LarkTerminals:
     def compile(pattern: str, flags: int = 0) -> _BoundedPattern:
         # re.ASCII is 256, which the regex package reads as its VERSION1 flag.
         ascii_flag = regex.ASCII if flags & re.ASCII else 0
-        return _BoundedPattern(regex.compile(pattern, (flags & ~re.ASCII) | ascii_flag))
+        longest = regex.POSIX if pattern.startswith(LONGEST_MATCH) else 0
+        return _BoundedPattern(regex.compile(pattern, (flags & ~re.ASCII) | ascii_flag | longest))
 
 
 class _BoundedPattern:

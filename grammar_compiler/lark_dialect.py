@@ -41,11 +41,15 @@ the parts Lark cannot express recorded on the side for the translation:
   text by taking tokens back), ``max_tokens=`` and ``temperature=`` (about
   tokens and sampling, not text) are refused by name.
 
+* ``&`` and ``~`` in a terminal's definition (``NAME: /[a-z]+/ & ~KEYWORD``)
+  are computed by ``terminal_algebra`` into one regex that replaces the
+  definition's line.
+
 Lazy terminals (``/(.|\n)*?<\/think>/``) need no rewriting: they are plain
 Lark, translated exactly by ``lazy_terminal``. The other extensions stay
 refused, recognised where Lark's parser stops (``relocated``): ``%regex``,
-``@grammar`` references, options on terminals (``NAME[lazy]:``) and the
-``&`` operator. ``#`` comments are Lark's already.
+``@grammar`` references, options on terminals (``NAME[lazy]:``) and ``&``
+outside a terminal's definition. ``#`` comments are Lark's already.
 
 The rewritten text records where each piece of it came from (the
 generated definitions follow the last line), and ``relocated`` maps a
@@ -67,6 +71,7 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.lark_writer import regex_text
 from grammar_compiler.lazy_terminal import lazy_shape_problem
+from grammar_compiler.terminal_algebra import LITERAL, AlgebraError, combined_regex, uses_algebra
 
 # Lark's own token definitions (lark/load_grammar.py), so spans agree with its parser.
 _STRING = re.compile(r'"(\\"|\\\\|[^"\n])*?"i?')
@@ -92,13 +97,12 @@ _REFUSED_OPTIONS = {
     "on the request",
     "temperature": "changes sampling inside the rule; set temperature on the request",
 }
-_LITERAL = re.compile(r'"(?:\\"|\\\\|[^"\n])*"i?|/(?!/)(?:\\/|\\\\|[^/\n])*?/[a-z]*')
 _OPTION = re.compile(
-    rf"[ \t]*([a-z_]+)[ \t]*(?:=[ \t]*({_LITERAL.pattern}|[A-Za-z0-9_.-]+))?[ \t]*(?:,|$)"
+    rf"[ \t]*([a-z_]+)[ \t]*(?:=[ \t]*({LITERAL.pattern}|[A-Za-z0-9_.-]+))?[ \t]*(?:,|$)"
 )
 _COUNTED = re.compile(r"\{(\d*)(,?)(\d*)\}")
 _SIMPLE_TERMINAL = re.compile(
-    rf"^[ \t]*(_?[A-Z][A-Z0-9_]*)(?:\.-?\d+)?[ \t]*:[ \t]*({_LITERAL.pattern})"
+    rf"^[ \t]*(_?[A-Z][A-Z0-9_]*)(?:\.-?\d+)?[ \t]*:[ \t]*({LITERAL.pattern})"
     r"[ \t]*(?:(?://|#)[^\n]*)?$",
     re.MULTILINE,
 )
@@ -113,7 +117,7 @@ _REFUSED = (
     (re.compile(r"@"), "references to other grammars (@name)"),
     (re.compile(r"<"), "special tokens not closed by '>' (<name>)"),
     (re.compile(r"\["), "options on terminals (NAME[lazy]:; rules take them: name[lazy]:)"),
-    (re.compile(r"&"), "regex intersections (&)"),
+    (re.compile(r"&"), "regex intersections (&) outside a terminal's definition (NAME: A & ~B)"),
 )
 MAX_INLINE_SCHEMAS = 32
 """Most ``%json`` schemas in one grammar: each is compiled on its own and embedded
@@ -271,6 +275,8 @@ class _Reader:
         if definition:
             bare = definition.group(1).lstrip("_")
             self.context = "terminal" if bare[:1].isupper() else "rule"
+            if self.context == "terminal":
+                self.maybe_algebra(definition.end())
         elif _IGNORE.match(self.text, self.position):
             self.context = "terminal"
         elif _OTHER_STATEMENT.match(self.text, self.position):
@@ -325,21 +331,21 @@ class _Reader:
                 + len(self.text[self.position :])
                 - len(self.text[self.position :].lstrip(" \t"))
             )
-            word = _LITERAL.match(self.text, start) or _NAME.match(self.text, start)
+            word = LITERAL.match(self.text, start) or _NAME.match(self.text, start)
             if word is None:
                 raise self.error(
                     "a lazy rule's body is one line of strings, regexes and terminals defined "
                     "as one string or regex",
                     start,
                 )
-            parts.append(self.literal_regex(word.group(), start))
+            parts.append(self.literal_regex(word.group(), start, "a lazy rule"))
             self.position = word.end()
         if not parts:
             raise self.error("a lazy rule needs a body on its line", at)
         if _CONTINUED.match(self.text, end.end()):
             raise self.error("a lazy rule's body is one line with no alternatives", end.end())
         if suffix is not None:
-            parts.append(self.literal_regex(suffix, at))
+            parts.append(self.literal_regex(suffix, at, "a lazy rule"))
         regex = _made_lazy("".join(f"(?:{part})" for part in parts))
         if regex is None:
             raise self.error(
@@ -353,28 +359,51 @@ class _Reader:
         self.emit(f" {name}", at)
         self.copy(end.end())
 
-    def literal_regex(self, word: str, offset: int) -> str:
-        """A string or regex literal, or a terminal defined as one, as the body of a regex."""
+    def maybe_algebra(self, start: int) -> None:
+        """A terminal's definition with ``&`` or ``~`` (``terminal_algebra``), from
+        ``start`` to the end of its line, as one regex; others are left as they are."""
+        line_end = self.text.find("\n", start)
+        line_end = len(self.text) if line_end < 0 else line_end
+        body = self.text[start:line_end]
+        body = body[: _comment_start(body)]
+        if not uses_algebra(body):
+            return
+        if _CONTINUED.match(self.text, line_end + 1):
+            raise self.error(
+                "a terminal with & or ~ is one line with no alternatives below it", line_end + 1
+            )
+        where = "a terminal with & or ~"
+        try:
+            regex = combined_regex(
+                body, lambda word, offset: self.literal_regex(word, start + offset, where)
+            )
+        except AlgebraError as error:
+            raise self.error(error.message, start + error.offset) from None
+        self.copy(start)
+        self.emit(f" /{regex}/", start)
+        self.position = start + len(body)
+
+    def literal_regex(self, word: str, offset: int, where: str) -> str:
+        """A string or regex literal, or a terminal defined as one, as the body of a
+        regex; ``where`` names the construct for errors."""
         if word[0] not in '"/':
             if word not in self.one_literal_terminals:
                 raise self.error(
-                    f"{word} in a lazy rule must be a terminal defined in this grammar as one "
+                    f"{word} in {where} must be a terminal defined in this grammar as one "
                     "string or regex",
                     offset,
                 )
-            return self.literal_regex(self.one_literal_terminals[word], offset)
+            return self.literal_regex(self.one_literal_terminals[word], offset, where)
         if word[0] == '"':
             if word.endswith("i"):
-                raise self.error(
-                    "a case-insensitive string in a lazy rule is not supported", offset
-                )
+                raise self.error(f"case-insensitive strings in {where} are not supported", offset)
             try:
                 return regex_text(eval_escaping(word[1:-1]).replace("\\\\", "\\"))
             except GrammarError:
                 raise self.error(f"invalid string {word}", offset) from None
         body, flags = word[1 : word.rindex("/")], word[word.rindex("/") + 1 :]
         if set(flags) - set("sm"):
-            raise self.error(f"regex flags {flags!r} in a lazy rule are not supported", offset)
+            raise self.error(f"regex flags {flags!r} in {where} are not supported", offset)
         return f"(?{flags}:{body})" if flags else body
 
     def item(self, end: int) -> None:
@@ -552,6 +581,19 @@ class _Reader:
         for name, (regex, at) in self.lexemes.items():
             pieces.append(_Piece(f"{name}: /{regex}/\n", at, verbatim=False))
         return pieces if len(pieces) > 1 else []
+
+
+def _comment_start(line: str) -> int:
+    """Where a ``//`` or ``#`` comment starts in a line (outside literals), or its length."""
+    index = 0
+    while index < len(line):
+        if literal := LITERAL.match(line, index):
+            index = literal.end()
+        elif line.startswith(("//", "#"), index):
+            return index
+        else:
+            index += 1
+    return len(line)
 
 
 def _made_lazy(regex: str) -> str | None:

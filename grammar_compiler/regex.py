@@ -414,13 +414,28 @@ def _ignores_case_anywhere(text: str) -> bool:
 
 def _translated(text: str, index: int | None) -> str:
     """``_translate`` for a pattern in Python's spelling."""
+    return emit(_read(text, index, PATTERN_FLAGS), REGEX_SYNTAX)
+
+
+def python_node(pattern: str) -> Node:
+    """The texts ``pattern`` matches whole, read as the regex endpoint reads it
+    (``re.ASCII``, as the Lark judge reads terminals too).
+
+    Raises:
+        ConstraintError: the pattern is invalid or holds what cannot be read.
+    """
+    return _read(pattern, None, PATTERN_FLAGS)
+
+
+def _read(text: str, index: int | None, flags: int) -> Node:
+    """The tree of a pattern in Python's spelling, or a ConstraintError located in it."""
     try:
         try:
-            tree = _parser.parse(text, PATTERN_FLAGS)
+            tree = _parser.parse(text, flags)
         except OverflowError:  # a repetition count Python itself cannot hold
             raise _Rejection(_Feature.LARGE_REPEAT) from None
         _shortest(tree)
-        return emit(_whole_node(_with_backreferences_spelled_out(tree)), REGEX_SYNTAX)
+        return _whole_node(_with_backreferences_spelled_out(tree))
     except re.error as err:
         raise ConstraintError(
             f"invalid regex: {err.msg}", position=err.pos, pattern_index=index

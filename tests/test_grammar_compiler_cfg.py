@@ -48,6 +48,7 @@ from grammar_compiler.gbnf import read_gbnf
 from grammar_compiler.iso_ebnf import read_iso_ebnf
 from grammar_compiler.lark_dialect import read_dialect
 from grammar_compiler.lark_grammar import MAX_EXPANDED_SYMBOLS, MAX_SEQUENCE, read_lark
+from grammar_compiler.terminal_algebra import combined_regex
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 _XGRAMMAR = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
@@ -857,6 +858,18 @@ _CITY = '{"type": "object", "properties": {"city": {"type": "string"}}, "require
             'start: digit "."\ndigit[lazy]: /[0-9]+/', ["1."], ["12.", "."], id="lazy-rule-shortest"
         ),
         pytest.param(
+            'start: NAME ("," NAME)*\nNAME: /[a-z]+/ & ~KEYWORD\nKEYWORD: /if|else/',
+            ["a,elsewhere", "i,iff"],
+            ["if", "a,else"],
+            id="and-not",
+        ),
+        pytest.param(
+            "start: LINES\nLINES: /[a-z \\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/  // no empty line",
+            ["a\nb c\n", ""],
+            ["a\n\nb", "\n\n"],
+            id="and-not-lines",
+        ),
+        pytest.param(
             'start: a+\na[capture="x", stop_capture="y"]: "a" | "b"',
             ["a", "ba"],
             ["c"],
@@ -946,6 +959,47 @@ def test_lazy_rules_match_lark_on_every_short_text(rule: str) -> None:
     for text in _strings("ab<>/\n", 6):
         judge, xgrammar = compiled.verdicts(text)
         assert judge == xgrammar, (rule, text)
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        "X: ~/a+/",
+        "X: /[ab]+/ & ~/(.*)bb(.*)/",
+        'X: (/[ab]{1,2}/ | "ba") & ~"ab"',
+        "X: ~(/a/ | /b+/) & /[ab]{0,3}/",
+    ],
+)
+def test_terminals_with_and_not_match_lark_on_every_short_text(definition: str) -> None:
+    """The judge takes the written regex's longest match and every shorter one,
+    so it agrees with the grammar on every text, the terminal repeated too."""
+    compiled = _Compiled(f'start: X+ "!"?\n{definition}', "lark")
+    for text in _strings("ab!", 6):
+        judge, xgrammar = compiled.verdicts(text)
+        assert judge == xgrammar, (definition, text)
+
+
+@pytest.mark.parametrize(
+    ("definition", "means"),
+    [
+        ("/[a-z]+/ & ~/if|else/", lambda t: re.fullmatch("[a-z]+", t) and t not in ("if", "else")),
+        ("~/(.*)ab(.*)/", lambda t: "ab" not in t),
+        (
+            "/[ab]*/ & ~/(.*)a/ | /a{3}/",
+            lambda t: (re.fullmatch("[ab]*", t) and t[-1:] != "a") or t == "aaa",
+        ),
+        ('~("a" | /b*/)', lambda t: t != "a" and not re.fullmatch("b*", t)),
+    ],
+)
+def test_and_not_regex_means_what_its_operands_say(definition: str, means) -> None:
+    """Checked against the operands read by Python's ``re``, not by the automata."""
+    pattern = re.compile(combined_regex(definition, _operand))
+    for text in _strings("abefil", 4):
+        assert bool(pattern.fullmatch(text)) == bool(means(text)), (definition, text)
+
+
+def _operand(word: str, _offset: int) -> str:
+    return word[1:-1] if word[0] == "/" else re.escape(word[1:-1])
 
 
 def _strings(alphabet: str, longest: int) -> list[str]:
@@ -1043,6 +1097,10 @@ LARK_ERRORS = [
     ("start: gen\ngen[lazy]: TEXT\nTEXT: /a/ | /b/", "TEXT in a lazy rule must be", 2, 12),
     ('start: gen\ngen[lazy]: "a"\n  | "b"', "one line with no alternatives", 3, 1),
     ('start: T\nT[lazy]: "a"', "options on terminals", 2, 2),
+    ("start: X\nX: /a/ & /b/", "the terminal matches no text", 2, 3),
+    ("start: X\nX: /a/ /b/ & /ab/", "joined by &, | and ~ only", 2, 8),
+    ("start: X\nX: /[a-z]+/ & ~KW\nKW: /if/ | /else/", "KW in a terminal with & or ~", 2, 16),
+    ("start: X\nX: /a+/ & ~/b/i", "regex flags 'i' in a terminal with & or ~", 2, 12),
     (
         'start: %json {"type": "object"}\n  | "x" missing',
         "Rule 'missing' used but not defined",
