@@ -1524,9 +1524,13 @@ CORPUS_EXAMPLES = {
         ["<think>maybe</think>\nyes", "<think></think>\nunsure"],
         ["<think>a</think>b</think>\nno", "<think>a\nyes"],
     ),
+    "lark/and_not_assignments": (
+        ["x = 1", "iff = 12\nreturned = 7\n_ = 0", "fo = 1"],
+        ["if = 1", "x = 1\nwhile = 2", "a = 1\nb = 2\nc = 3\nd = 4", "x1x = 12345"],
+    ),
     "lark/lazy_rules_function_calls": (
         [
-            'Looking it up.<function=lookup>{"q": "tides"}</function> Done.',
+            'Looking.<function=lookup>{"q": "tides"}</function> Done.',
             "<function=wait>15</function><function=wait>2</function>",
             "no call at all",
         ],

@@ -122,7 +122,35 @@ def _lazy_think_text(text: str) -> None:
     assert text[first + len("</think>") :] in ("\nyes", "\nno", "\nunsure"), text
 
 
+_KEYWORDS = ("if", "else", "while", "for", "return")
+
+
+def _and_not_assignments(text: str) -> None:
+    lines = text.split("\n")
+    assert 1 <= len(lines) <= 3, text
+    for line in lines:
+        assigned = re.fullmatch(r"([a-z_][a-z0-9_]{0,11}) = [0-9]{1,4}", line)
+        assert assigned and assigned[1] not in _KEYWORDS, text
+
+
+def _lazy_rules_function_calls(text: str) -> None:
+    """Calls (lookup with JSON, wait with digits) among prose; no "<" after the last."""
+    rest = text
+    while "<function" in rest:
+        rest = rest[rest.index("<function") + len("<function") :]
+        if rest.startswith("=wait>"):
+            call = re.match(r"=wait>[0-9]{1,4}</function>", rest)
+            assert call, text
+        else:
+            call = re.match(r"=lookup>(\{.*?\})</function>", rest, re.DOTALL)
+            assert call and set(json.loads(call[1])) == {"q"}, text
+        rest = rest[call.end() :]
+    assert "<" not in rest, text
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
+    "and_not_assignments": _and_not_assignments,
+    "lazy_rules_function_calls": _lazy_rules_function_calls,
     "tool_call_json": _tool_call,
     "think_json": _think_json,
     "lazy_sql": _lazy_sql,
