@@ -108,6 +108,52 @@ export type E = {
     assert not decoder.accepts(good.replace('"data": 2', '"data": "x"'))
 
 
+TEMPLATE_INFERENCE = """
+type Split<S extends string, D extends string> =
+  S extends `${infer H}${D}${infer T}` ? [H, ...Split<T, D>] : [S];
+type TrimLeft<S extends string> = S extends ` ${infer R}` ? TrimLeft<R> : S;
+type First<S> = S extends `${infer C}${infer _}` ? C : "none";
+type Param<S> = S extends `${string}:${infer P}/${infer Rest}`
+  ? P | Param<Rest>
+  : S extends `${string}:${infer P}` ? P : never;
+type Domain<E> = E extends `${infer D}:${string}` ? D : "none";
+export type All = {
+  split: Split<"a,b,,c", ",">;
+  trim: TrimLeft<"  hi ">;
+  first: First<"xyz">;
+  nothing: First<"">;
+  params: Param<"/u/:id/p/:pid">;
+  domains: Domain<"user:created" | "plain">;
+};
+"""
+
+
+def test_infer_in_a_template_literal_matches_as_typescript_does() -> None:
+    """Each placeholder takes the text up to the first place the text after it
+    occurs, two touching ones one character, the last the rest (tsc agrees)."""
+    good = {
+        "split": ["a", "b", "", "c"],
+        "trim": "hi ",
+        "first": "x",
+        "nothing": "none",
+        "params": "pid",
+        "domains": "none",
+    }
+    decoder = Decoder(compile_typescript(TEMPLATE_INFERENCE, "All").value)
+    assert decoder.accepts(json.dumps(good))
+    assert typescript_errors(TEMPLATE_INFERENCE, "All", [json.dumps(good)]) == {}
+    for key, wrong in [
+        ("split", ["a", "b", "c"]),
+        ("trim", " hi "),
+        ("first", "xyz"),
+        ("nothing", ""),
+        ("params", "u"),
+        ("domains", "plain"),
+    ]:
+        assert not decoder.accepts(json.dumps({**good, key: wrong})), key
+    _samples_judged(TEMPLATE_INFERENCE, "All")
+
+
 def test_deep_partial_recurses_through_objects_and_arrays() -> None:
     source = """
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
@@ -175,7 +221,11 @@ export type B = { list: Boxed<string[]>; pair: Boxed<[number, boolean?]>; loose:
     ("source", "message"),
     [
         ("type T = `a${string}` extends `${string}b` ? 1 : 2", "two template literal types"),
-        ("type T = 'ab' extends `${infer H}b` ? H : 0", "infer inside a template literal type"),
+        (
+            "type T = 'a1' extends `${infer H}${number}` ? H : 0",
+            "beside text, literals and string placeholders only",
+        ),
+        ("type T = `a${string}` extends `${infer H}` ? H : 0", "against string literals only"),
         ("type T = 1 extends 2 ? never : never", "'never' has no value"),
         ("type T = keyof { [k: `a${string}`]: 1 }", "keyed by a template literal type"),
     ],

@@ -196,7 +196,7 @@ class Relations:
         if target == NEVER:
             return False
         if isinstance(target, TemplateType) and _has_infer(target):
-            raise error_at(token, "infer inside a template literal type is not read here")
+            return self._template_inference(source, target, token, inferred)
         if isinstance(source, Literal):
             return self._literal(source, target)
         if isinstance(source, Keyword):
@@ -216,6 +216,51 @@ class Relations:
         if isinstance(source, _OBJECT_LIKE):
             return self._object(source, target, token, inferred)
         raise error_at(token, "a conditional type here compares types this reader cannot")
+
+    def _template_inference(
+        self, source: Any, target: TemplateType, token: Token, inferred: dict[str, Any]
+    ) -> bool:
+        """A string literal against a template with ``infer`` (``S extends
+        `${infer Head},${infer Tail}```), matched as TypeScript matches it: each
+        placeholder takes the text up to the first place the text after it
+        occurs (one character when two placeholders touch), the last one the
+        rest; each match is then a string literal for its placeholder."""
+        if isinstance(source, Keyword) and source.name in ("string", "number", "boolean"):
+            return False  # not every string has the template's shape
+        if not (isinstance(source, Literal) and isinstance(source.value, str)):
+            raise error_at(
+                token,
+                "infer inside a template literal type is read against string literals only",
+            )
+        texts, placeholders = self._template_pieces(target, token)
+        matches = _template_matches(source.value, texts)
+        if matches is None:
+            return False
+        return all(
+            self.assignable(Literal(text), placeholder, token, inferred)
+            for text, placeholder in zip(matches, placeholders, strict=True)
+        )
+
+    def _template_pieces(self, target: TemplateType, token: Token) -> tuple[list[str], list[Any]]:
+        """The template's texts around its placeholders (one more text than
+        placeholders), literal placeholders (``${D}`` with ``D`` a literal)
+        read as text."""
+        texts, placeholders = [""], []
+        for part in target.parts:
+            if isinstance(part, str):
+                texts[-1] += part
+            elif isinstance(part, Literal) and part.value is not None:
+                texts[-1] += self.builder.template_text_of(part)
+            elif isinstance(part, Infer) or part in (Keyword("string"),):
+                placeholders.append(part)
+                texts.append("")
+            else:
+                raise error_at(
+                    token,
+                    "infer inside a template literal type is read beside text, literals and "
+                    "string placeholders only",
+                )
+        return texts, placeholders
 
     def _function(
         self, source: ProgramType, target: ProgramType, token: Token, inferred: dict[str, Any]
@@ -392,6 +437,29 @@ def _defined(options: list[Any]) -> list[Any]:
     """A member's types without ``undefined`` (an optional member's own, which a
     required member of the same name leaves out)."""
     return [option for option in options if option != Keyword("undefined")]
+
+
+def _template_matches(text: str, texts: list[str]) -> list[str] | None:
+    """What each placeholder between ``texts`` takes of ``text``, TypeScript's way
+    (its ``inferFromLiteralPartsToTemplateLiteral``); None if ``text`` does not fit."""
+    first, last = texts[0], texts[-1]
+    if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+        return None
+    body = text[len(first) : len(text) - len(last)]
+    matches, position = [], 0
+    for delimiter in texts[1:-1]:
+        if delimiter:
+            found = body.find(delimiter, position)
+            if found < 0:
+                return None
+            matches.append(body[position:found])
+            position = found + len(delimiter)
+        elif position < len(body):
+            matches.append(body[position])
+            position += 1
+        else:
+            return None
+    return [*matches, body[position:]]
 
 
 def _has_infer(node: TemplateType) -> bool:
