@@ -23,11 +23,21 @@ a grammar means the same here as there:
     else (OpenAI's default) best effort, with the keywords that are not
     enforced listed in ``not_enforced``.
 
+vLLM's ``structured_outputs`` (``extra_body`` of the ``openai`` SDK) and its
+older ``guided_json``, ``guided_regex``, ``guided_choice`` and
+``guided_grammar``, so clients written for vLLM work unchanged
+(``structured_outputs_constraint``)
+    ``json`` a JSON Schema (strict, as ``grammar`` json_schema), ``regex``,
+    ``choice`` exactly one of the listed strings, ``grammar`` a grammar in
+    any format ``compile_grammar`` recognises (vLLM takes xgrammar's EBNF and
+    Lark), ``json_object`` (``true``) any JSON object.
+
 Errors are ``FieldError``s naming the field (``grammar.value: ...``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
@@ -54,6 +64,8 @@ GrammarType = Literal[
 ]
 GRAMMAR_TYPES = get_args(GrammarType)
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
+STRUCTURED_OUTPUT_KINDS = ("json", "regex", "choice", "grammar", "json_object")
+"""The constraints of vLLM's ``structured_outputs``; ``guided_<kind>`` gives the first four."""
 
 
 def grammar_constraint(grammar_type: str, value: str | dict[str, Any]) -> CanonicalConstraint:
@@ -80,6 +92,36 @@ def grammar_constraint(grammar_type: str, value: str | dict[str, Any]) -> Canoni
         if grammar_type == "json_schema":
             return compile_json_schema(value, decoder_guard=True)
         return compile_grammar(value, grammar_type)
+    except ConstraintError as err:
+        raise at_field(field, err) from None
+
+
+def structured_outputs_constraint(kind: str, value: Any, field: str) -> CanonicalConstraint:
+    """One constraint of vLLM's ``structured_outputs`` (or ``guided_<kind>``), given at ``field``.
+
+    Raises:
+        FieldError: the value has the wrong type or is not a valid constraint.
+    """
+    try:
+        if kind == "json":
+            if not isinstance(value, (dict, str, bool)):
+                raise FieldError(field, "must be a JSON Schema object")
+            return compile_json_schema(value, decoder_guard=True)
+        if kind == "choice":
+            if not isinstance(value, list) or not value:
+                raise FieldError(field, "must be a list of at least one string")
+            if not all(isinstance(choice, str) for choice in value):
+                raise FieldError(field, "must hold strings only")
+            return regex_constraint("|".join(map(re.escape, value)))
+        if kind == "json_object":
+            if value is not True:
+                raise FieldError(field, "must be true (any JSON object) when given")
+            return replace(json_object_constraint(), source_language="json_object")
+        if not isinstance(value, str):
+            raise FieldError(field, f"a {kind} must be a string")
+        if kind == "regex":
+            return regex_constraint(value)
+        return compile_grammar(value, "auto")
     except ConstraintError as err:
         raise at_field(field, err) from None
 

@@ -190,6 +190,72 @@ def test_constraint_sources() -> None:
     assert _refused(tools=bad_tools, tool_choice="none").param == "tools[0].function.name"
 
 
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "good", "bad"),
+    [
+        ({"guided_json": SCHEMA}, "guided_json", '{"a": 1}', '{"a": "1"}'),
+        (
+            {"structured_outputs": {"json": json.dumps(SCHEMA)}},
+            "structured_outputs.json",
+            '{"a": 1}',
+            "{}",
+        ),
+        ({"guided_regex": "[a-z]+"}, "guided_regex", "abc", "ab1"),
+        ({"structured_outputs": {"regex": "[a-z]+"}}, "structured_outputs.regex", "abc", ""),
+        ({"guided_choice": ["yes", "no (a.b)"]}, "guided_choice", "no (a.b)", "no (axb)"),
+        ({"structured_outputs": {"choice": ["x", "y"]}}, "structured_outputs.choice", "y", "xy"),
+        ({"guided_grammar": 'root ::= "a" [0-9]+'}, "guided_grammar", "a12", "a"),
+        (
+            {"structured_outputs": {"grammar": 'start: "b"+'}},
+            "structured_outputs.grammar",
+            "bb",
+            "ba",
+        ),
+        (
+            {"structured_outputs": {"json_object": True}},
+            "structured_outputs.json_object",
+            "{}",
+            "[]",
+        ),
+    ],
+)
+def test_vllm_constraint_fields_mean_the_same_constraint(
+    fields: dict, field: str, good: str, bad: str
+) -> None:
+    """vLLM clients send structured_outputs (or the older guided_* fields) in extra_body."""
+    plan = _plan(**fields)
+    assert plan.constraint_field == field
+    assert plan.constraint.judge(good) is None
+    assert plan.constraint.judge(bad) is not None
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "message"),
+    [
+        ({"structured_outputs": {}}, "structured_outputs", "give exactly one of"),
+        (
+            {"structured_outputs": {"regex": "a", "choice": ["a"]}},
+            "structured_outputs",
+            "got regex",
+        ),
+        ({"guided_regex": "a", "response_format": {"type": "json_object"}}, "guided_regex", "both"),
+        ({"guided_json": SCHEMA, "guided_regex": "a"}, "guided_regex", "give only one"),
+        ({"guided_choice": []}, "guided_choice", "at least one string"),
+        ({"guided_regex": "(a"}, "guided_regex", "invalid regex"),
+        ({"guided_json": {"type": "strin"}}, "guided_json", "invalid JSON Schema"),
+        ({"structured_outputs": {"json_object": False}}, "structured_outputs.json_object", "true"),
+    ],
+)
+def test_vllm_constraint_fields_are_refused_naming_the_field(
+    fields: dict, param: str, message: str
+) -> None:
+    error = _refused(**fields)
+    assert error.status == 400 and error.param == param and message in error.message
+
+
 def test_token_text_marks_partial_characters() -> None:
     assert token_text("é".encode()) == "é"
     assert token_text(b"\xc3") == "bytes:\\xc3"

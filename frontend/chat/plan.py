@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from frontend.chat.schemas import MAX_TOP_LOGPROBS, ChatCompletionRequest, as_text
 from frontend.completions.plan import CompletionPlan, plan_completion
-from frontend.completions.schemas import CompletionRequest
+from frontend.completions.schemas import VLLM_CONSTRAINT_FIELDS, CompletionRequest
 from frontend.errors import APIError
 from frontend.text_fields import require_text
 
@@ -31,7 +31,7 @@ _CHAT_PARAM = {"prompt": "messages", "logprobs": "top_logprobs"}
 _SAME_FIELDS = (
     "model", "temperature", "top_p", "n", "stop", "stream", "seed", "presence_penalty",
     "frequency_penalty", "logit_bias", "response_format", "grammar", "tools", "tool_choice",
-    "user",
+    "user", *VLLM_CONSTRAINT_FIELDS,
 )  # fmt: skip
 
 

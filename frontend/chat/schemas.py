@@ -20,6 +20,7 @@ from frontend.completions.schemas import (
     Tool,
     ToolCall,
     Usage,
+    VllmConstraintFields,
 )
 
 MAX_MESSAGES = 1024
@@ -73,7 +74,7 @@ class StreamOptions(_Strict):
     include_usage: bool | None = None
 
 
-class ChatCompletionRequest(_Strict):
+class ChatCompletionRequest(VllmConstraintFields):
     model_config = ConfigDict(
         extra="forbid",
         strict=True,

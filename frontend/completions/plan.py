@@ -13,13 +13,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.params import SamplingParams
-from frontend.completions.schemas import MAX_STOP_SEQUENCES, CompletionRequest
+from frontend.completions.schemas import (
+    MAX_STOP_SEQUENCES,
+    VLLM_CONSTRAINT_FIELDS,
+    CompletionRequest,
+)
 from frontend.errors import APIError
 from frontend.text_fields import require_text
 from frontend.translation_cache import translation_cache
 from grammar_compiler import ConstraintError
 from grammar_compiler.canonical import CanonicalConstraint
-from grammar_compiler.openai_constraints import grammar_constraint, response_format_constraint
+from grammar_compiler.openai_constraints import (
+    STRUCTURED_OUTPUT_KINDS,
+    grammar_constraint,
+    response_format_constraint,
+    structured_outputs_constraint,
+)
 from grammar_compiler.tools import tools_constraint
 
 if TYPE_CHECKING:
@@ -44,7 +53,7 @@ class CompletionPlan:
     constraint: CanonicalConstraint | None
     constraint_field: str | None
     """The request field the constraint came from (grammar, response_format,
-    tools): the ``param`` of an error the decoder finds in it."""
+    tools, a vLLM field): the ``param`` of an error the decoder finds in it."""
     calls_tools: bool
     """The output may be tool calls: parse them and report ``tool_calls``."""
     logprobs: int | None
@@ -220,6 +229,7 @@ def _constraint_sources(body: CompletionRequest | ChatCompletionRequest) -> list
         sources.append("grammar")
     if body.response_format is not None and body.response_format.type != "text":
         sources.append("response_format")
+    sources += [name for name in VLLM_CONSTRAINT_FIELDS if getattr(body, name) is not None]
     if body.tools and body.tool_choice != "none":
         sources.append("tools")
     return sources
@@ -256,6 +266,9 @@ def _constraint(
             # serialization error, where the schema's own depth limit names the problem.
             response_format = body.response_format.model_dump(by_alias=True, exclude_none=True)
             return _response_format(json.dumps(response_format)), "response_format", False
+        if sources and sources[0] in VLLM_CONSTRAINT_FIELDS:
+            kind, value, field = _vllm_constraint(body, sources[0])
+            return _structured_output(kind, json.dumps(value), field), field, False
         if body.tools:  # checked even under tool_choice "none"
             tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
             choice = (
@@ -276,6 +289,23 @@ def _constraint(
     return None, None, False
 
 
+def _vllm_constraint(body: CompletionRequest, source: str) -> tuple[str, object, str]:
+    """(kind, value, field) of vLLM's constraint field ``source``: ``guided_<kind>``,
+    or the one constraint given in ``structured_outputs``."""
+    if source != "structured_outputs":
+        return source.removeprefix("guided_"), getattr(body, source), source
+    given = body.structured_outputs.model_dump(by_alias=True, exclude_none=True)
+    kinds = [kind for kind in STRUCTURED_OUTPUT_KINDS if kind in given]
+    if len(kinds) != 1:
+        raise APIError(
+            400,
+            "structured_outputs: give exactly one of json, regex, choice, grammar, json_object"
+            + (f" (got {', '.join(kinds)})" if kinds else ""),
+            param="structured_outputs",
+        )
+    return kinds[0], given[kinds[0]], f"structured_outputs.{kinds[0]}"
+
+
 def _as_text(value: str | dict) -> str:
     """The grammar's text; a JSON Schema given as an object keeps its key order,
     which is the order its properties are written in."""
@@ -292,6 +322,11 @@ def _grammar(kind: str, value: str) -> CanonicalConstraint:
 @translation_cache("completions_response_format")
 def _response_format(response_format: str) -> CanonicalConstraint:
     return response_format_constraint(json.loads(response_format))
+
+
+@translation_cache("completions_structured_outputs")
+def _structured_output(kind: str, value: str, field: str) -> CanonicalConstraint:
+    return structured_outputs_constraint(kind, json.loads(value), field)
 
 
 @translation_cache("completions_tools")

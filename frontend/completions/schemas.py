@@ -91,7 +91,46 @@ class ResponseFormat(BaseModel):
     json_schema: dict[str, Any] | None = None
 
 
-class CompletionRequest(BaseModel):
+class StructuredOutputs(BaseModel):
+    """vLLM's ``structured_outputs``: one constraint, as vLLM clients send it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    json_: str | dict[str, Any] | bool | None = Field(
+        None, alias="json", description="A JSON Schema (enforced strictly)."
+    )
+    regex: str | None = Field(None, description="A Python-style regular expression.")
+    choice: list[str] | None = Field(None, description="The output is one of these strings.")
+    grammar: str | None = Field(
+        None, description="A grammar in any format the cfg endpoint reads (GBNF/EBNF, Lark, ...)."
+    )
+    json_object: bool | None = Field(None, description="true: any JSON object.")
+
+
+class VllmConstraintFields(BaseModel):
+    """The constraint fields of vLLM's OpenAI-compatible server, so its clients work as
+    they are; each is the same constraint as the matching ``grammar`` type, and at
+    most one constraint field may be given."""
+
+    structured_outputs: StructuredOutputs | None = Field(
+        None, description="vLLM's structured outputs (json, regex, choice, grammar, json_object)."
+    )
+    guided_json: str | dict[str, Any] | bool | None = Field(
+        None, description="vLLM's older name for structured_outputs.json."
+    )
+    guided_regex: str | None = Field(None, description="vLLM's older structured_outputs.regex.")
+    guided_choice: list[str] | None = Field(
+        None, description="vLLM's older name for structured_outputs.choice."
+    )
+    guided_grammar: str | None = Field(
+        None, description="vLLM's older name for structured_outputs.grammar."
+    )
+
+
+VLLM_CONSTRAINT_FIELDS = tuple(VllmConstraintFields.model_fields)
+
+
+class CompletionRequest(VllmConstraintFields):
     model_config = ConfigDict(
         extra="forbid",
         strict=True,

@@ -207,6 +207,16 @@ def test_the_grammar_extension_constrains_chat_content(service: Service) -> None
     assert completion.choices[0].message.content in ("yes", "no")
 
 
+def test_vllm_structured_outputs_constrain_chat_content(service: Service) -> None:
+    completion = service.sdk().chat.completions.create(
+        model="default",
+        messages=USER,
+        max_completion_tokens=20,
+        extra_body={"structured_outputs": {"choice": ["yes", "no"]}},
+    )
+    assert completion.choices[0].message.content in ("yes", "no")
+
+
 @pytest.mark.parametrize(
     ("fields", "param"),
     [

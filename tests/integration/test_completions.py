@@ -174,6 +174,39 @@ def test_regex_grammar_in_extra_body(service: Service) -> None:
         assert choice.finish_reason == "stop" and re.fullmatch(pattern, choice.text), choice.text
 
 
+@pytest.mark.parametrize(
+    ("extra", "check"),
+    [
+        ({"guided_regex": r"\d{3}-[a-z]{2,5}"}, lambda t: re.fullmatch(r"\d{3}-[a-z]{2,5}", t)),
+        ({"guided_choice": ["red", "green (go)"]}, lambda t: t in ("red", "green (go)")),
+        (
+            {
+                "structured_outputs": {
+                    "json": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer"}},
+                        "required": ["n"],
+                        "additionalProperties": False,
+                    }
+                }
+            },
+            lambda t: set(json.loads(t)) == {"n"} and isinstance(json.loads(t)["n"], int),
+        ),
+        (
+            {"structured_outputs": {"grammar": 'root ::= "x" [0-9]{1,3}'}},
+            lambda t: re.fullmatch(r"x\d{1,3}", t),
+        ),
+    ],
+)
+def test_vllm_constraint_fields_in_extra_body(service: Service, extra: dict, check) -> None:
+    """Clients written for vLLM send structured_outputs or guided_* as they are."""
+    result = service.sdk().completions.create(
+        model=MODEL_NAME, prompt="Answer: ", max_tokens=30, seed=2, extra_body=extra
+    )
+    choice = result.choices[0]
+    assert choice.finish_reason == "stop" and check(choice.text), choice.text
+
+
 def test_lark_grammar_in_extra_body(service: Service) -> None:
     grammar = 'start: item ("," item)*\nitem: WORD\nWORD: /[a-z]{1,6}/'
     parser = lark.Lark(grammar)
