@@ -106,6 +106,7 @@ _SIMPLE_TERMINAL = re.compile(
     r"[ \t]*(?:(?://|#)[^\n]*)?$",
     re.MULTILINE,
 )
+_SPACES = re.compile(r"[ \t]*")
 _LINE_END = re.compile(r"[ \t]*(?:(?://|#)[^\n]*)?(?:\n|$)")
 _CONTINUED = re.compile(r"(?:[ \t]*(?:(?://|#)[^\n]*)?\n)*[ \t]+\|")
 _OTHER_STATEMENT = re.compile(r"[ \t]*%(?:import|declare)\b")
@@ -326,11 +327,7 @@ class _Reader:
         """The rest of a lazy rule's line (its body) and its suffix, as one lazy terminal."""
         parts = []
         while not (end := _LINE_END.match(self.text, self.position)):
-            start = (
-                self.position
-                + len(self.text[self.position :])
-                - len(self.text[self.position :].lstrip(" \t"))
-            )
+            start = _SPACES.match(self.text, self.position).end()  # type: ignore[union-attr]
             word = LITERAL.match(self.text, start) or _NAME.match(self.text, start)
             if word is None:
                 raise self.error(
