@@ -10,15 +10,17 @@ as one regex that Lark's lexer (the judge) and the translation both read:
   parentheses group, ``&`` binds tighter than ``|``, prefix ``~`` tighter
   still. A sequence or a count of operands is refused (write it inside one
   regex), so ``~`` never meets Lark's own ``item ~ 3`` count;
-* each operand is a regex tree with Python's meaning (``regex.python_node``,
-  Unicode classes as Lark reads them) and the operators are automata
-  (``regex_automaton``): ``A & B`` the texts both match, ``~A`` the texts
-  ``A`` does not match among all texts of Unicode scalar values (llguidance
-  also lets its negation take invalid UTF-8, which text outputs never hold).
+* each operand is a regex tree with Python's meaning (``regex.python_node``:
+  ``\w``, ``\d`` and ``\s`` ASCII, as the judge reads every terminal) and
+  the operators are automata (``regex_automaton``): ``A & B`` the texts both
+  match, ``~A`` the texts ``A`` does not match among all texts of Unicode
+  scalar values (llguidance also lets its negation take invalid UTF-8,
+  which text outputs never hold).
 
-The regex written back states the language itself, so the judge and the
-grammar agree by construction; the tests check it against the operands
-read by Python's ``re``.
+The regex written back states the language itself, and the judge takes its
+longest match (``bounded_regex.LONGEST_MATCH``), so the judge and the
+grammar agree on every length; the tests check the regex against the
+operands read by Python's ``re``.
 """
 
 from __future__ import annotations
