@@ -118,6 +118,38 @@ export interface Built { made: InstanceType<Maker>; args: ConstructorParameters<
     judged_samples(source, "Built")
 
 
+def test_a_class_is_also_its_constructor() -> None:
+    """``typeof Order`` is the constructor: its parameters (a default makes one
+    optional, parameter properties too, a rest) and its instances (tsc agrees)."""
+    source = """
+export class Order {
+  total!: number;
+  constructor(public readonly id: number, note?: string, priority = 1, ...tags: string[]) {}
+}
+class Empty { n = 0 }
+namespace Shop { export class Item { sku = "" } }
+export interface Made {
+  order: InstanceType<typeof Order>;
+  args: ConstructorParameters<typeof Order>;
+  none: ConstructorParameters<typeof Empty>;
+  item: InstanceType<typeof Shop.Item>;
+}
+"""
+    good = (
+        '{"order": {"total": 1, "id": 2}, "args": [2, "n", 3, "a"], "none": [], '
+        '"item": {"sku": "x"}}'
+    )
+    decoder = Decoder(compile_typescript(source, "Made").value)
+    assert decoder.accepts(good) and decoder.accepts(good.replace('"n", 3, "a"', '"n"'))
+    assert not decoder.accepts(good.replace("[2, ", '["2", '))
+    assert not decoder.accepts(good.replace('"none": []', '"none": [1]'))
+    assert typescript_errors(source, "Made", [good]) == {}
+    judged_samples(source, "Made")
+    derived = "class A { constructor(public id: number) {} }\nclass B extends A {}\n"
+    with pytest.raises(ConstraintError, match="parameter list is not read here"):
+        compile_typescript(derived + "type T = InstanceType<typeof B>", "T")
+
+
 def test_classes_with_optional_methods_and_index_signatures_hold_data() -> None:
     """An optional method is left out (a JSON value has none); an index
     signature of a class is its instances', as in an interface; a required

@@ -9,6 +9,12 @@ are decorators (``@IsString() name: string``, a DTO's way) and the bodies
 of constructors and static methods. A field with no type takes its
 initializer's (``count = 0``: number).
 
+The class is also a value, its constructor (``typeof Order``): a constructor
+type whose parameters are the constructor's (none without one, unknown for
+a derived class without one, whose base's it would take) and whose result
+is the instance type, so ``InstanceType<typeof Order>`` and
+``ConstructorParameters<typeof Order>`` read it (``signatures``).
+
 A getter is a member, as in an interface, and so is an index signature.
 An optional method is one an instance may lack, so it is left out. A class
 with a required instance method, setter, ``private``/``protected`` or
@@ -30,6 +36,8 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     ProgramType,
     Reference,
+    TupleElement,
+    TupleType,
     own_reference,
 )
 from grammar_compiler.typescript.tokens import Token, describe
@@ -46,8 +54,10 @@ _AFTER_NAME = frozenset({":", "?", "!", "(", "=", ";", "<"})
 """What follows a member's name: a modifier word so followed is the name."""
 
 
-def read_class(parser: _Parser) -> Declaration:
-    """The class from ``class`` (or ``abstract class``) on, as an interface.
+def read_class(parser: _Parser) -> tuple[Declaration, TupleType | None]:
+    """The class from ``class`` (or ``abstract class``) on, as an interface,
+    and its constructor's parameters (None where not known: a derived class
+    without a constructor takes its base's).
 
     Raises:
         UnsupportedConstruct: a member no JSON value can hold.
@@ -70,6 +80,7 @@ def read_class(parser: _Parser) -> Declaration:
     parser.expect("{")
     members: list[Member] = []
     index: tuple[Any, Any] | None = None
+    arguments: TupleType | None = None if extends else TupleType(())
     previous = parser.tokens[parser.index - 1]
     while not parser.accept("}"):
         if parser.token.kind == "end":
@@ -78,7 +89,9 @@ def read_class(parser: _Parser) -> Declaration:
         if _at_index_signature(parser):
             index = parser.index_signature(index)
         else:
-            members += _member(parser, description)
+            fields, constructor_arguments = _member(parser, description)
+            members += fields
+            arguments = constructor_arguments or arguments
         parser.accept(";") or parser.accept(",")
         previous = parser.tokens[parser.index - 1]
     seen: set[str] = set()
@@ -86,7 +99,7 @@ def read_class(parser: _Parser) -> Declaration:
         if member.name in seen:
             raise parser.error(f"duplicate member {member.name!r}", member.token)
         seen.add(member.name)
-    return Declaration(
+    declaration = Declaration(
         name.text,
         "interface",
         name,
@@ -94,6 +107,7 @@ def read_class(parser: _Parser) -> Declaration:
         extends=tuple(extends),
         parameters=parameters,
     )
+    return declaration, arguments
 
 
 def _at_index_signature(parser: _Parser) -> bool:
@@ -104,8 +118,9 @@ def _at_index_signature(parser: _Parser) -> bool:
     return parser.at("[") and not parser.at_computed_key()
 
 
-def _member(parser: _Parser, description: str | None) -> list[Member]:
-    """One class member: the instance fields it declares (none for a static one)."""
+def _member(parser: _Parser, description: str | None) -> tuple[list[Member], TupleType | None]:
+    """One class member: the instance fields it declares (none for a static one),
+    and, for the constructor, its parameters."""
     while parser.at("@"):
         parser.skip_decorator()
     static = False
@@ -122,10 +137,10 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
     if parser.at("get", "set") and parser.peek().kind in ("name", "string", "number"):
         if static:
             _skip_method(parser, parser.advance())
-            return []
+            return [], None
         if parser.at("set"):
             raise parser.program("set accessor", token)
-        return [_getter(parser, description)]
+        return [_getter(parser, description)], None
     if parser.at("["):
         name = parser.computed_key()
     elif token.kind in ("name", "string", "number"):
@@ -138,15 +153,15 @@ def _member(parser: _Parser, description: str | None) -> list[Member]:
     if parser.at("(", "<"):
         if static:
             _skip_method(parser, token)
-            return []
+            return [], None
         if not optional:
             raise parser.program("method", token)
-        return [_optional_method(parser, name, description, token)]
+        return [_optional_method(parser, name, description, token)], None
     if static:
         _skip_static_field(parser)
-        return []
-    field_type = _field_type(parser, token)
-    return [Member(name, field_type, optional, description, token)]
+        return [], None
+    field_type, _ = _field_type(parser, token)
+    return [Member(name, field_type, optional, description, token)], None
 
 
 def _optional_method(parser: _Parser, name: str, description: str | None, token: Token) -> Member:
@@ -174,18 +189,20 @@ def _getter(parser: _Parser, description: str | None) -> Member:
     return Member(member, returned, False, description, name)
 
 
-def _field_type(parser: _Parser, name: Any) -> Any:
-    """The annotation (an initializer beside it passed over), or the initializer's type."""
+def _field_type(parser: _Parser, name: Any) -> tuple[Any, bool]:
+    """The annotation (an initializer beside it passed over), or the initializer's
+    type; and whether there is an initializer (a parameter's default)."""
     if parser.accept(":"):
         annotated = parser.type()
-        if parser.accept("="):
+        initialized = parser.accept("=")
+        if initialized:
             parser.skip_expression()
-        return annotated
+        return annotated, initialized
     if not parser.at("="):
         raise parser.error(f"class field {name.text!r} needs a type", name)
     first = parser.index
     try:
-        return value_type(parser, constant=False)
+        return value_type(parser, constant=False), True
     except ConstraintError:
         parser.index = first
         raise parser.unsupported(
@@ -193,12 +210,14 @@ def _field_type(parser: _Parser, name: Any) -> Any:
         ) from None
 
 
-def _constructor(parser: _Parser) -> list[Member]:
+def _constructor(parser: _Parser) -> tuple[list[Member], TupleType]:
     """``constructor(public id: string, readonly n = 0, other: T) { ... }``: its
-    parameter properties are fields; the body is passed over."""
+    parameter properties are fields, and its parameters as ``Parameters`` reads
+    them (a default makes one optional); the body is passed over."""
     parser.expect("constructor")
     parser.expect("(")
     fields: list[Member] = []
+    arguments: list[TupleElement] = []
     while not parser.accept(")"):
         while parser.at("@"):
             parser.skip_decorator()
@@ -208,17 +227,19 @@ def _constructor(parser: _Parser) -> list[Member]:
             if modifier.text in _HIDDEN:
                 raise parser.program(f"{modifier.text} member", modifier)
             marked = True
+        rest = not marked and bool(parser.accept("..."))
         name = parser.name("a parameter name")
         optional = parser.accept("?")
-        field_type = _field_type(parser, name)
+        field_type, defaulted = _field_type(parser, name)
         if marked:
             fields.append(Member(name.text, field_type, optional, None, name))
+        arguments.append(TupleElement(field_type, bool(optional or defaulted) and not rest, rest))
         if not parser.accept(","):
             parser.expect(")", "',' or ')'")
             break
     if parser.at("{"):
         parser.skip_balanced("([{")
-    return fields
+    return fields, TupleType(tuple(arguments))
 
 
 def _skip_method(parser: _Parser, name: Any) -> None:

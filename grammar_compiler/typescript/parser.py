@@ -40,6 +40,7 @@ from grammar_compiler.typescript.syntax import (
     ObjectType,
     ProgramType,
     Reference,
+    Signature,
     TemplateType,
     TupleElement,
     TupleType,
@@ -356,12 +357,27 @@ class _Parser:
         set aside with that refusal."""
         first = self.index
         try:
-            declaration = read_class(self)
+            declaration, arguments = read_class(self)
         except ConstraintError as refusal:  # also what this reader of classes does not know
             self.index = first
             self._set_aside_program(found, refusal)
             return
         self._add_type(found, declaration)
+        self._add_constructor(found, declaration, arguments)
+
+    def _add_constructor(
+        self, found: Declarations, declaration: Declaration, arguments: TupleType | None
+    ) -> None:
+        """The class as a value (``typeof Order``): its constructor, whose result
+        is the instance type (``classes``)."""
+        qualified = ".".join([*self.scope, declaration.name])
+        instance = own_reference(
+            dataclasses.replace(declaration.token, text=qualified), declaration.parameters
+        )
+        own = frozenset(parameter.name for parameter in declaration.parameters)
+        signature = None if arguments is None else Signature(arguments, instance, own)
+        constructor = ProgramType("constructor type", declaration.token, signature=signature)
+        found.values.setdefault(qualified, Value(qualified, declaration.token, type=constructor))
 
     def _function(self, found: Declarations) -> None:
         """``function f(x: T): R { ... }``, or one declared without a body (an
