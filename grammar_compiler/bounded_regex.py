@@ -32,6 +32,7 @@ import jsonschema._utils
 import regex
 
 from grammar_compiler.canonical import JUDGE_BUDGET_S
+from grammar_compiler.lazy_terminal import is_lazy
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "regex_deadline", default=None
@@ -76,26 +77,32 @@ def _remaining() -> float:
     return remaining
 
 
-LONGEST_MATCH = "(?#longest match)"
-"""How a terminal the project wrote itself starts when the judge must take its
-longest match (the ``regex`` package's POSIX matching): the judge's lexer then
-tries that match and every shorter one, so it sees every length the terminal's
-language has, as the grammar does. A user's own regex keeps Python's first
-match (``/a|ab/`` never takes ``ab``), which is what Lark means by it."""
-
-
 class LarkTerminals:
     """What lark compiles a grammar's terminals with (its ``LexerConf.re_module``,
     ``re`` by default): the user's terminal regexes, which the Earley judge's
     dynamic lexer tries at every position of an output, then match within the
-    context's deadline like ``search``."""
+    context's deadline like ``search``.
+
+    A terminal without a lazy quantifier is matched longest first (the
+    ``regex`` package's POSIX matching): the judge's lexer tries that match
+    and every shorter one, so it sees every length the terminal's language
+    has, as the grammar does (with Python's first match, ``/a|ab/`` would
+    never take ``ab``, which the grammar allows). A lazy terminal keeps
+    Python's reading, which ``lazy_terminal`` translates."""
 
     @staticmethod
     def compile(pattern: str, flags: int = 0) -> _BoundedPattern:
         # re.ASCII is 256, which the regex package reads as its VERSION1 flag.
         ascii_flag = regex.ASCII if flags & re.ASCII else 0
-        longest = regex.POSIX if pattern.startswith(LONGEST_MATCH) else 0
+        longest = 0 if _lazy(pattern) else regex.POSIX
         return _BoundedPattern(regex.compile(pattern, (flags & ~re.ASCII) | ascii_flag | longest))
+
+
+def _lazy(pattern: str) -> bool:
+    try:
+        return is_lazy(pattern)
+    except (re.error, ValueError, OverflowError):
+        return False  # the regex package reports it
 
 
 class _BoundedPattern:

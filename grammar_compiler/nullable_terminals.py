@@ -27,7 +27,7 @@ import lark
 from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
 from lark.lexer import PatternRE, TerminalDef
 
-from grammar_compiler.bounded_regex import LONGEST_MATCH, LarkTerminals
+from grammar_compiler.bounded_regex import LarkTerminals
 from grammar_compiler.errors import ConstraintError
 
 try:
@@ -111,9 +111,8 @@ def _with_optional(rule: Rule, optional: dict[str, NonTerminal]) -> Rule:
 
 
 def _nonempty_or_refuse(terminal: TerminalDef) -> str:
-    pattern = terminal.pattern.to_regexp()
     try:
-        found = nonempty_regex(pattern)
+        found = nonempty_regex(terminal.pattern.to_regexp())
     except _TooLarge:
         raise UnwritableTerminal(
             terminal.name,
@@ -123,9 +122,7 @@ def _nonempty_or_refuse(terminal: TerminalDef) -> str:
         ) from None
     except ValueError as err:
         raise UnwritableTerminal(terminal.name, f"uses {err}, which is not supported") from None
-    if found is None:
-        return _NOTHING
-    return LONGEST_MATCH + found if pattern.startswith(LONGEST_MATCH) else found
+    return _NOTHING if found is None else found
 
 
 class _TooLarge(ValueError):

@@ -18,7 +18,7 @@ as one regex that Lark's lexer (the judge) and the translation both read:
   which text outputs never hold).
 
 The regex written back states the language itself, and the judge takes its
-longest match (``bounded_regex.LONGEST_MATCH``), so the judge and the
+longest match first (``bounded_regex.LarkTerminals``), so the judge and the
 grammar agree on every length; the tests check the regex against the
 operands read by Python's ``re``.
 """
@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from grammar_compiler.bounded_regex import LONGEST_MATCH
 from grammar_compiler.code_points import SCALAR_VALUES
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.regex import python_node
@@ -85,7 +84,7 @@ def combined_regex(body: str, operand: Callable[[str, int], str]) -> str:
         )
     if node is None:
         raise AlgebraError("the terminal matches no text", 0)
-    return LONGEST_MATCH + emit(node, REGEX_SYNTAX).replace("/", "\\/")
+    return emit(node, REGEX_SYNTAX).replace("/", "\\/")
 
 
 class _Reader:

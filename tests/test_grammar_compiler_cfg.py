@@ -1024,11 +1024,25 @@ def test_replaced_common_terminals_match_lark_exactly(
         assert judge == xgrammar, text
 
 
-def test_lark_alternatives_that_prefix_later_ones_are_the_known_difference() -> None:
-    """Lark's lexer never takes the second alternative of /a|ab/; a grammar does (documented)."""
-    compiled = _Compiled("start: /a|ab/", "lark")
-    assert compiled.verdicts("a") == (True, True)
-    assert compiled.verdicts("ab") == (False, True)
+@pytest.mark.parametrize(
+    ("terminal", "alphabet"),
+    [
+        ("/a|ab/", "ab,"),
+        ("/\\d+|\\d+\\.\\d+/", "1.,"),
+        ("/(a|ab)(c|bcd)?/", "abcd,"),
+        ("/x*|x+y/", "xy,"),
+    ],
+)
+def test_terminals_whose_first_alternative_is_shorter_are_judged_at_every_length(
+    terminal: str, alphabet: str
+) -> None:
+    """The judge takes a terminal's longest match first, then every shorter one,
+    as the grammar reads it; Python's first match alone would never take the
+    second alternative of /a|ab/ (nor "1.5" from /\\d+|\\d+\\.\\d+/)."""
+    compiled = _Compiled(f'start: T ("," T)*\nT: {terminal}', "lark")
+    for text in _strings(alphabet, 5):
+        judge, xgrammar = compiled.verdicts(text)
+        assert judge == xgrammar, (terminal, text)
 
 
 @pytest.mark.parametrize(
