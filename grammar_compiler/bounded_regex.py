@@ -23,6 +23,7 @@ import contextvars
 import re
 import time
 import types
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -100,7 +101,9 @@ class LarkTerminals:
 
 def _lazy(pattern: str) -> bool:
     try:
-        return is_lazy(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # FutureWarning for '[[': the regex package reads it
+            return is_lazy(pattern)
     except (re.error, ValueError, OverflowError):
         return False  # the regex package reports it
 
