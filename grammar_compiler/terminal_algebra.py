@@ -39,6 +39,8 @@ LITERAL = re.compile(r'"(?:\\"|\\\\|[^"\n])*"i?|/(?!/)(?:\\/|\\\\|[^/\n])*?/[a-z
 _NAME = re.compile(r"_?[A-Za-z][A-Za-z0-9_]*")
 _ANYTHING = Repeat(Chars(SCALAR_VALUES), 0, None)
 _SIGN = re.compile(r"&|~[ \t]*[/\"(A-Za-z_]")
+MAX_NESTING = 32
+"""Parentheses and ``~`` one inside another that one definition may hold."""
 
 
 class AlgebraError(ValueError):
@@ -94,6 +96,14 @@ class _Reader:
         self.body = body
         self.operand = operand
         self.index = 0
+        self.depth = 0
+
+    def nested(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise AlgebraError(
+                f"the terminal nests parentheses and ~ more than {MAX_NESTING} deep", self.index
+            )
 
     def skip_space(self) -> None:
         while self.index < len(self.body) and self.body[self.index] in " \t":
@@ -129,15 +139,19 @@ class _Reader:
     def negation(self) -> Node | None:
         at = self.index
         if self.take("~"):
+            self.nested()
             operand = self.negation()
+            self.depth -= 1
             return _ANYTHING if operand is None else _computed(difference, _ANYTHING, operand, at)
         return self.operand_node()
 
     def operand_node(self) -> Node | None:
         if self.take("("):
+            self.nested()
             inner = self.alternatives()
             if not self.take(")"):
                 raise AlgebraError("missing ')'", self.index)
+            self.depth -= 1
             return inner
         self.skip_space()
         word = LITERAL.match(self.body, self.index) or _NAME.match(self.body, self.index)

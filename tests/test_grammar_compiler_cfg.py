@@ -1112,6 +1112,8 @@ LARK_ERRORS = [
     ('start: gen\ngen[lazy]: "a"\n  | "b"', "one line with no alternatives", 3, 1),
     ('start: T\nT[lazy]: "a"', "options on terminals", 2, 2),
     ("start: X\nX: /a/ & /b/", "the terminal matches no text", 2, 3),
+    ("start: X\nX: " + "~" * 40 + "/a/", "nests parentheses and ~ more than 32 deep", 2, 37),
+    ("start: X\nX: " + "(" * 40 + "/a/" + ")" * 40 + " & ~/b/", "more than 32 deep", 2, 37),
     ("start: X\nX: /a/ /b/ & /ab/", "joined by &, | and ~ only", 2, 8),
     ("start: X\nX: /[a-z]+/ & ~KW\nKW: /if/ | /else/", "KW in a terminal with & or ~", 2, 16),
     ("start: X\nX: /a+/ & ~/b/i", "regex flags 'i' in a terminal with & or ~", 2, 12),
