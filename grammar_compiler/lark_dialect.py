@@ -397,7 +397,7 @@ class _Reader:
             try:
                 return regex_text(eval_escaping(word[1:-1]).replace("\\\\", "\\"))
             except GrammarError:
-                raise self.error(f"invalid string {word}", offset) from None
+                raise self.error(f"invalid string {word[:40]}", offset) from None
         body, flags = word[1 : word.rindex("/")], word[word.rindex("/") + 1 :]
         if set(flags) - set("sm"):
             raise self.error(f"regex flags {flags!r} in {where} are not supported", offset)
