@@ -43,12 +43,14 @@ from typing import Any, Literal, get_args
 
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.cfg import compile_grammar
+from grammar_compiler.cfg_tree import check_size
+from grammar_compiler.ebnf_writer import ebnf_string
 from grammar_compiler.errors import ConstraintError
 from grammar_compiler.field_errors import FieldError, at_field
 from grammar_compiler.json_mode import json_object_constraint
 from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.llguidance import llguidance_constraint
-from grammar_compiler.regex import regex_constraint
+from grammar_compiler.regex import MAX_PATTERN_LENGTH, regex_constraint
 
 GrammarType = Literal[
     "regex",
@@ -112,7 +114,7 @@ def structured_outputs_constraint(kind: str, value: Any, field: str) -> Canonica
                 raise FieldError(field, "must be a list of at least one string")
             if not all(isinstance(choice, str) for choice in value):
                 raise FieldError(field, "must hold strings only")
-            return regex_constraint("|".join(map(re.escape, value)))
+            return _choice_constraint(value)
         if kind == "json_object":
             if value is not True:
                 raise FieldError(field, "must be true (any JSON object) when given")
@@ -124,6 +126,25 @@ def structured_outputs_constraint(kind: str, value: Any, field: str) -> Canonica
         return compile_grammar(value, "auto")
     except ConstraintError as err:
         raise at_field(field, err) from None
+
+
+def _choice_constraint(choices: list[str]) -> CanonicalConstraint:
+    """Exactly one of ``choices``: a regex of them while it is short enough for the
+    regex reader, else their alternatives as an EBNF grammar (thousands of
+    category names), judged by membership."""
+    pattern = "|".join(map(re.escape, choices))
+    if len(pattern) <= MAX_PATTERN_LENGTH:
+        return regex_constraint(pattern)
+    if any("\0" in choice for choice in choices):
+        raise ConstraintError("a choice holds a NUL character, which cannot be generated")
+    listed = frozenset(choices)
+    ebnf = "root ::= " + " | ".join(map(ebnf_string, dict.fromkeys(choices))) + "\n"
+    check_size(ebnf)
+
+    def judge(text: str) -> str | None:
+        return None if text in listed else "not one of the choices"
+
+    return CanonicalConstraint("ebnf", ebnf, "choice", judge)
 
 
 def response_format_constraint(response_format: dict[str, Any]) -> CanonicalConstraint | None:

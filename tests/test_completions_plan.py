@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import xgrammar as xgr
 
+from bench.json_grammar import raw_compiler
 from frontend.completions.logprobs import LogprobsBuilder, token_text
 from frontend.completions.plan import plan_completion, translates_constraint
 from frontend.completions.schemas import CompletionRequest
@@ -230,6 +232,21 @@ def test_vllm_constraint_fields_mean_the_same_constraint(
     assert plan.constraint_field == field
     assert plan.constraint.judge(good) is None
     assert plan.constraint.judge(bad) is not None
+
+
+def test_a_long_choice_list_is_a_grammar_of_its_strings() -> None:
+    """Past what a regex holds (thousands of category names), the choices are
+    alternatives of an EBNF grammar xgrammar compiles, judged by membership."""
+    choices = [f'category "{number}" \\ é\n' for number in range(2000)]
+    constraint = _plan(guided_choice=choices).constraint
+    assert constraint.kind == "ebnf"
+    assert constraint.judge(choices[1234]) is None and constraint.judge("category") is not None
+    matcher = xgr.GrammarMatcher(
+        raw_compiler().compile_grammar(constraint.value), terminate_without_stop_token=True
+    )
+    assert matcher.accept_string(choices[1234]) and matcher.is_terminated()
+    matcher.reset()
+    assert not (matcher.accept_string(choices[1234][:-1]) and matcher.is_terminated())
 
 
 @pytest.mark.parametrize(

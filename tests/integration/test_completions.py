@@ -174,11 +174,15 @@ def test_regex_grammar_in_extra_body(service: Service) -> None:
         assert choice.finish_reason == "stop" and re.fullmatch(pattern, choice.text), choice.text
 
 
+_CATEGORIES = [f"category {number} (catalogue)" for number in range(700)]
+
+
 @pytest.mark.parametrize(
     ("extra", "check"),
     [
         ({"guided_regex": r"\d{3}-[a-z]{2,5}"}, lambda t: re.fullmatch(r"\d{3}-[a-z]{2,5}", t)),
         ({"guided_choice": ["red", "green (go)"]}, lambda t: t in ("red", "green (go)")),
+        ({"guided_choice": _CATEGORIES}, lambda t: t in _CATEGORIES),  # past a regex: EBNF
         (
             {
                 "structured_outputs": {
