@@ -87,6 +87,7 @@ class _Compiled:
     """
 
     def __init__(self, text: str, grammar_format: str = "auto") -> None:
+        self.text = text
         self.constraint = compile_grammar(text, grammar_format)
         self.xgrammar = _Xgrammar(self.constraint.value)
         self.tree = _READERS[self.constraint.source_language](text)
@@ -937,10 +938,7 @@ def test_lazy_terminals_match_lark_on_every_short_text() -> None:
     alphabet = "ab<>/\n"
     for regex in (r"(.|\n)*?</a>", r"<a>(.|\n)*?</a>", r"[ab<]*?a<", r"a.{1,4}?<>", r"b+?a"):
         escaped = regex.replace("/", "\\/")
-        compiled = _Compiled(f"start: /{escaped}/", "lark")
-        for text in _strings(alphabet, 6):
-            judge, xgrammar = compiled.verdicts(text)
-            assert judge == xgrammar, (regex, text)
+        _assert_same_verdicts(_Compiled(f"start: /{escaped}/", "lark"), alphabet, 6)
 
 
 @pytest.mark.parametrize(
@@ -955,10 +953,7 @@ def test_lazy_terminals_match_lark_on_every_short_text() -> None:
 def test_lazy_rules_match_lark_on_every_short_text(rule: str) -> None:
     """A lazy rule ends at the first place it can, as llguidance reads it; its
     grammar and the judge agree on every short text, with text after it."""
-    compiled = _Compiled(f'start: text text? ">"\n{rule}', "lark")
-    for text in _strings("ab<>/\n", 6):
-        judge, xgrammar = compiled.verdicts(text)
-        assert judge == xgrammar, (rule, text)
+    _assert_same_verdicts(_Compiled(f'start: text text? ">"\n{rule}', "lark"), "ab<>/\n", 6)
 
 
 @pytest.mark.parametrize(
@@ -973,10 +968,7 @@ def test_lazy_rules_match_lark_on_every_short_text(rule: str) -> None:
 def test_terminals_with_and_not_match_lark_on_every_short_text(definition: str) -> None:
     """The judge takes the written regex's longest match and every shorter one,
     so it agrees with the grammar on every text, the terminal repeated too."""
-    compiled = _Compiled(f'start: X+ "!"?\n{definition}', "lark")
-    for text in _strings("ab!", 6):
-        judge, xgrammar = compiled.verdicts(text)
-        assert judge == xgrammar, (definition, text)
+    _assert_same_verdicts(_Compiled(f'start: X+ "!"?\n{definition}', "lark"), "ab!", 6)
 
 
 @pytest.mark.parametrize(
@@ -1002,6 +994,13 @@ def _operand(word: str, _offset: int) -> str:
     return word[1:-1] if word[0] == "/" else re.escape(word[1:-1])
 
 
+def _assert_same_verdicts(compiled: _Compiled, alphabet: str, longest: int) -> None:
+    """The judge and xgrammar agree on every text of up to ``longest`` characters."""
+    for text in _strings(alphabet, longest):
+        judge, xgrammar = compiled.verdicts(text)
+        assert judge == xgrammar, (compiled.text, text)
+
+
 def _strings(alphabet: str, longest: int) -> list[str]:
     return [
         "".join(chars)
@@ -1019,9 +1018,7 @@ def test_replaced_common_terminals_match_lark_exactly(
 ) -> None:
     """Lark's lazy/lookbehind terminals and their replacements agree on every short text."""
     compiled = _Compiled(f"start: {terminal}\n%import common.{terminal}", "lark")
-    for text in _strings(alphabet, longest):
-        judge, xgrammar = compiled.verdicts(text)
-        assert judge == xgrammar, text
+    _assert_same_verdicts(compiled, alphabet, longest)
 
 
 @pytest.mark.parametrize(
@@ -1039,10 +1036,7 @@ def test_terminals_whose_first_alternative_is_shorter_are_judged_at_every_length
     """The judge takes a terminal's longest match first, then every shorter one,
     as the grammar reads it; Python's first match alone would never take the
     second alternative of /a|ab/ (nor "1.5" from /\\d+|\\d+\\.\\d+/)."""
-    compiled = _Compiled(f'start: T ("," T)*\nT: {terminal}', "lark")
-    for text in _strings(alphabet, 5):
-        judge, xgrammar = compiled.verdicts(text)
-        assert judge == xgrammar, (terminal, text)
+    _assert_same_verdicts(_Compiled(f'start: T ("," T)*\nT: {terminal}', "lark"), alphabet, 5)
 
 
 @pytest.mark.parametrize(
@@ -1058,9 +1052,7 @@ def test_lark_lookarounds_that_stay_inside_the_token_agree_with_lark(
     """A lookaround no longer than the terminal's text beside it looks at what
     the lexer's does; Lark and xgrammar agree on every short text."""
     compiled = _Compiled(grammar, "lark")
-    for text in _strings("a1_ ,", 4):
-        judge, xgrammar = compiled.verdicts(text)
-        assert judge == xgrammar, text
+    _assert_same_verdicts(compiled, "a1_ ,", 4)
     assert compiled.verdicts(good) == (True, True) and compiled.verdicts(bad) == (False, False)
 
 
