@@ -252,7 +252,7 @@ class _Parser:
         kept = within(node, _GENERATABLE)
         if kept is not None:
             return kept
-        code, start = self.unwritable[0] if self.unwritable else (0x22, 0)
+        code, start = self.unwritable[0]  # every other set holds only what can be written
         raise self.error(
             f"the pattern requires the character {chr(code)!r}, which JSON must escape; "
             "xgrammar cannot generate escapes inside patterned strings",

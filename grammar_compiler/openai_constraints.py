@@ -118,7 +118,7 @@ def structured_outputs_constraint(kind: str, value: Any, field: str) -> Canonica
         if kind == "json_object":
             if value is not True:
                 raise FieldError(field, "must be true (any JSON object) when given")
-            return replace(json_object_constraint(), source_language="json_object")
+            return _json_mode()
         if not isinstance(value, str):
             raise FieldError(field, f"a {kind} must be a string")
         if kind == "regex":
@@ -126,6 +126,11 @@ def structured_outputs_constraint(kind: str, value: Any, field: str) -> Canonica
         return compile_grammar(value, "auto")
     except ConstraintError as err:
         raise at_field(field, err) from None
+
+
+def _json_mode() -> CanonicalConstraint:
+    """Any JSON object (``json_mode``), named as the request asked for it."""
+    return replace(json_object_constraint(), source_language="json_object")
 
 
 def _choice_constraint(choices: list[str]) -> CanonicalConstraint:
@@ -167,7 +172,7 @@ def response_format_constraint(response_format: dict[str, Any]) -> CanonicalCons
     if kind == "json_object":
         schema = response_format.get("schema")
         if schema is None:
-            return replace(json_object_constraint(), source_language="json_object")
+            return _json_mode()
         return _schema(schema, "response_format.schema", strict=True)
     options = response_format.get("json_schema")
     if not isinstance(options, dict):

@@ -91,7 +91,8 @@ def read_class(parser: _Parser) -> tuple[Declaration, TupleType | None]:
         else:
             fields, constructor_arguments = _member(parser, description)
             members += fields
-            arguments = constructor_arguments or arguments
+            if constructor_arguments is not None:
+                arguments = constructor_arguments
         parser.accept(";") or parser.accept(",")
         previous = parser.tokens[parser.index - 1]
     seen: set[str] = set()

@@ -251,7 +251,7 @@ class Relations:
                 texts[-1] += part
             elif isinstance(part, Literal) and part.value is not None:
                 texts[-1] += self.builder.template_text_of(part)
-            elif isinstance(part, Infer) or part in (Keyword("string"),):
+            elif isinstance(part, Infer) or part == Keyword("string"):
                 placeholders.append(part)
                 texts.append("")
             else:
