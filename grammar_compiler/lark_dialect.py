@@ -71,7 +71,13 @@ from grammar_compiler.errors import ConstraintError
 from grammar_compiler.json_schema import compile_json_schema
 from grammar_compiler.lark_writer import regex_text
 from grammar_compiler.lazy_terminal import lazy_shape_problem
-from grammar_compiler.terminal_algebra import LITERAL, AlgebraError, combined_regex, uses_algebra
+from grammar_compiler.terminal_algebra import (
+    LITERAL,
+    AlgebraError,
+    combined_regex,
+    outside_literals,
+    uses_algebra,
+)
 
 # Lark's own token definitions (lark/load_grammar.py), so spans agree with its parser.
 _STRING = re.compile(r'"(\\"|\\\\|[^"\n])*?"i?')
@@ -582,15 +588,8 @@ class _Reader:
 
 def _comment_start(line: str) -> int:
     """Where a ``//`` or ``#`` comment starts in a line (outside literals), or its length."""
-    index = 0
-    while index < len(line):
-        if literal := LITERAL.match(line, index):
-            index = literal.end()
-        elif line.startswith(("//", "#"), index):
-            return index
-        else:
-            index += 1
-    return len(line)
+    starts = (i for i in outside_literals(line) if line.startswith(("//", "#"), i))
+    return next(starts, len(line))
 
 
 def _made_lazy(regex: str) -> str | None:

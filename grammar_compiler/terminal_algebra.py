@@ -26,7 +26,7 @@ operands read by Python's ``re``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from grammar_compiler.code_points import SCALAR_VALUES
 from grammar_compiler.errors import ConstraintError
@@ -52,18 +52,21 @@ class AlgebraError(ValueError):
         self.offset = offset
 
 
+def outside_literals(line: str) -> Iterator[int]:
+    """The offsets of ``line`` that are not inside a string or regex literal."""
+    index = 0
+    while index < len(line):
+        if literal := LITERAL.match(line, index):
+            index = literal.end()
+        else:
+            yield index
+            index += 1
+
+
 def uses_algebra(body: str) -> bool:
     """Whether a terminal's definition (one line) uses ``&`` or prefix ``~``
     outside its literals."""
-    index = 0
-    while index < len(body):
-        if literal := LITERAL.match(body, index):
-            index = literal.end()
-        elif _SIGN.match(body, index):
-            return True
-        else:
-            index += 1
-    return False
+    return any(_SIGN.match(body, index) for index in outside_literals(body))
 
 
 def combined_regex(body: str, operand: Callable[[str, int], str]) -> str:
