@@ -192,6 +192,27 @@ def test_constraint_sources() -> None:
     assert _refused(tools=bad_tools, tool_choice="none").param == "tools[0].function.name"
 
 
+@pytest.mark.parametrize(
+    "constraint",
+    [
+        {"response_format": {"type": "json_object"}},
+        {"grammar": {"type": "regex", "value": "[ab]+"}},
+        {"structured_outputs": {"choice": ["a", "b"]}},
+    ],
+)
+def test_tools_beside_another_constraint_are_checked_under_tool_choice_none(
+    constraint: dict,
+) -> None:
+    """The other field constrains the output; a tool the request could never call
+    is still a mistake the client hears about, not something passed over."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    planned = _plan(tools=tools, tool_choice="none", **constraint)
+    assert planned.constraint is not None and not planned.calls_tools
+    bad_tools = [{"type": "function", "function": {"name": "bad name"}}]
+    refused = _refused(tools=bad_tools, tool_choice="none", **constraint)
+    assert refused.param == "tools[0].function.name"
+
+
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 
 

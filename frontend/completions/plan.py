@@ -8,9 +8,9 @@ with a 400 naming it; nothing is dropped on the way.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.params import SamplingParams
 from frontend.completions.schemas import (
@@ -33,6 +33,8 @@ from grammar_compiler.tools import tools_constraint
 
 if TYPE_CHECKING:
     from frontend.chat.schemas import ChatCompletionRequest
+
+_T = TypeVar("_T")
 
 # Mirostat's documented defaults, used when only one of its fields is given.
 MIROSTAT_TARGET = 1.5
@@ -258,35 +260,53 @@ def _constraint(
             f"{' and '.join(sources)} both constrain the output; give only one",
             param=sources[1],
         )
+    if body.tools and "tools" not in sources:  # tool_choice "none": checked all the same
+        _checked(lambda: _tools_of(body, parallel_tool_calls), "tools")
+    if not sources:
+        return None, None, False
+    if sources[0] == "grammar":
+        grammar = body.grammar
+        constraint = _checked(lambda: _grammar(grammar.type, _as_text(grammar.value)), "grammar")
+        return constraint, "grammar", False
+    if sources[0] == "response_format":
+        # json.dumps, not model_dump_json: pydantic refuses deep nesting with a
+        # serialization error, where the schema's own depth limit names the problem.
+        given = body.response_format
+        constraint = _checked(
+            lambda: _response_format(
+                json.dumps(given.model_dump(by_alias=True, exclude_none=True))
+            ),
+            "response_format",
+        )
+        return constraint, "response_format", False
+    if sources[0] in VLLM_CONSTRAINT_FIELDS:
+        kind, value, field = _vllm_constraint(body, sources[0])
+        constraint = _checked(lambda: _structured_output(kind, json.dumps(value), field), field)
+        return constraint, field, False
+    return _checked(lambda: _tools_of(body, parallel_tool_calls), "tools"), "tools", True
+
+
+def _tools_of(body: CompletionRequest, parallel_tool_calls: bool) -> CanonicalConstraint | None:
+    """The tools' constraint; None under ``tool_choice`` "none"."""
+    tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
+    tool_choice = body.tool_choice
+    choice = (
+        tool_choice.model_dump_json()
+        if tool_choice is not None and not isinstance(tool_choice, str)
+        else json.dumps(tool_choice or "auto")
+    )
+    return _tools(tools, choice, parallel_tool_calls)
+
+
+def _checked(translate: Callable[[], _T], field: str) -> _T:
+    """``translate()``, its refusal a 400 naming the field it came from."""
     try:
-        if body.grammar is not None:
-            return _grammar(body.grammar.type, _as_text(body.grammar.value)), "grammar", False
-        if "response_format" in sources:
-            # json.dumps, not model_dump_json: pydantic refuses deep nesting with a
-            # serialization error, where the schema's own depth limit names the problem.
-            response_format = body.response_format.model_dump(by_alias=True, exclude_none=True)
-            return _response_format(json.dumps(response_format)), "response_format", False
-        if sources and sources[0] in VLLM_CONSTRAINT_FIELDS:
-            kind, value, field = _vllm_constraint(body, sources[0])
-            return _structured_output(kind, json.dumps(value), field), field, False
-        if body.tools:  # checked even under tool_choice "none"
-            tools = json.dumps([tool.model_dump(exclude_none=True) for tool in body.tools])
-            choice = (
-                tool_choice.model_dump_json()
-                if tool_choice is not None and not isinstance(tool_choice, str)
-                else json.dumps(tool_choice or "auto")
-            )
-            constraint = _tools(tools, choice, parallel_tool_calls)
-            if constraint is None:  # tool_choice "none"
-                return None, None, False
-            return constraint, "tools", True
+        return translate()
     except ConstraintError as error:
-        field = getattr(error, "field", None) or (sources[0] if sources else "tools")
-        raise APIError(400, str(error), param=field) from None
+        named = getattr(error, "field", None) or field
+        raise APIError(400, str(error), param=named) from None
     except RecursionError:  # nesting too deep for json.dumps: no schema allows it anyway
-        field = sources[0] if sources else "tools"
         raise APIError(400, f"{field}: nests too deeply", param=field) from None
-    return None, None, False
 
 
 def _vllm_constraint(body: CompletionRequest, source: str) -> tuple[str, object, str]:
