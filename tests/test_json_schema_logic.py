@@ -417,10 +417,10 @@ ROLES = {
 CONTAINS = [
     pytest.param(
         {"type": "array", "items": {"type": ["integer", "string"]}, "contains": {"type": "string"}},
-        ['["x"]', '["x", 1, 2]'],
-        ["[]", "[1, 2]"],
-        ('[1, 2, "x"]',),
-        id="contains-matches-first",
+        ['["x"]', '["x", 1, 2]', '[1, 2, "x"]', '[1, "x", "y", 3]', '[1, 2, 3, 4, 5, "x"]'],
+        ["[]", "[1, 2]", "[1, 2, 3, 4, 5, 6, 7]"],
+        ('[1, 2, 3, 4, 5, 6, "x"]',),
+        id="the-first-match-comes-at-any-of-six-positions",
     ),
     pytest.param(
         ROLES,
@@ -516,6 +516,123 @@ def test_contains(schema: dict, good: list, bad: list, left_out: tuple) -> None:
 @pytest.mark.parametrize("schema", [p.values[0] for p in CONTAINS], ids=[p.id for p in CONTAINS])
 def test_contains_walks_are_valid(schema: dict) -> None:
     _assert_sound({k: v for k, v in schema.items() if v is not None})
+
+
+REGIONS = {
+    "type": "array",
+    "items": {"enum": ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1"]},
+    "maxItems": 5,
+    "contains": {"const": "us-east-1"},
+}
+TRACKS = {
+    "type": "array",
+    "items": {
+        **OBJ,
+        "properties": {"title": {"type": "string"}, "explicit": {"type": "boolean"}},
+        "required": ["title", "explicit"],
+    },
+    "contains": {"properties": {"explicit": {"const": False}}},
+}
+
+
+def _contains_subset(schema: dict) -> str | None:
+    subsets = compile_json_schema(schema).report.subsets
+    return next((s.note for s in subsets if s.keyword == "contains"), None)
+
+
+def test_the_one_required_match_may_come_anywhere_in_a_bounded_array() -> None:
+    """A list that must include "us-east-1" need not start with it: with at most five
+    items every position is a branch, the items before it any other region, so
+    every valid array is accepted and the rewrite is exact."""
+    _assert_agrees(
+        REGIONS,
+        good=[
+            '["us-east-1"]',
+            '["eu-west-1", "us-east-1"]',
+            '["eu-west-1", "us-west-2", "eu-central-1", "us-west-2", "us-east-1"]',
+            '["us-west-2", "us-east-1", "us-east-1"]',
+        ],
+        bad=["[]", '["eu-west-1", "us-west-2"]', '["eu-west-1", "eu-west-1", "eu-west-1"]'],
+    )
+    _assert_sound(REGIONS)
+    assert _contains_subset(REGIONS) is None
+
+
+def test_the_first_match_comes_among_the_first_positions_of_an_open_array() -> None:
+    """An unbounded array has one branch per position up to six; arrays whose first
+    match comes later are the documented subset."""
+    _assert_agrees(
+        TRACKS,
+        good=[
+            '[{"title": "a", "explicit": false}]',
+            '[{"title": "a", "explicit": true}, {"title": "b", "explicit": false}]',
+            '[{"title": "a", "explicit": true}, {"title": "b", "explicit": true}, '
+            '{"title": "c", "explicit": false}, {"title": "d", "explicit": true}]',
+        ],
+        bad=["[]", '[{"title": "a", "explicit": true}]'],
+        left_out=(json.dumps([{"title": str(i), "explicit": i < 6} for i in range(7)]),),
+    )
+    _assert_sound(TRACKS)
+    assert _contains_subset(TRACKS) == "the first matching item is among the first 6"
+
+
+def test_a_first_match_whose_complement_cannot_be_written_takes_overlapping_branches() -> None:
+    """No schema says "not a multiple of 3" for xgrammar, so the items before the
+    match are any integers: arrays with several multiples parse in several
+    branches, which changes nothing about what is accepted."""
+    schema = {"type": "array", "items": {"type": "integer"}, "contains": {"multipleOf": 3}}
+    _assert_agrees(
+        schema,
+        good=["[3]", "[1, 2, 3]", "[3, 6, 9]", "[1, 6, 3, 4]", "[1, 1, 1, 1, 1, 3]"],
+        bad=["[]", "[1, 2]", "[1, 2, 4, 5, 7, 8, 10]"],
+        left_out=("[1, 1, 1, 1, 1, 1, 3]",),
+    )
+    _assert_sound(schema)
+
+
+def test_large_items_get_fewer_first_match_positions() -> None:
+    """Each position is one more copy of the item schema: a wide item keeps the
+    grammar small by giving the match fewer places to come first."""
+    item = {
+        **OBJ,
+        "properties": {f"p{i}": {"type": ["string", "integer"]} for i in range(60)},
+        "required": ["p0"],
+    }
+    schema = {"type": "array", "items": item, "contains": {"required": ["p1"]}}
+    note = _contains_subset(schema)
+    assert note is not None and note.startswith("the first matching item is among the first ")
+    assert int(note.rsplit(" ", 1)[1]) < 6
+    _assert_sound(schema, walks=10)
+
+
+def test_too_many_first_match_branches_fall_back_to_the_match_first() -> None:
+    """Beside a union of twenty array shapes, a branch per position would pass the
+    rewrite's branch bound: the match then comes first instead of a refusal."""
+    shapes = [{"type": "array", "items": {"enum": [i, 3]}} for i in range(10, 30)]
+    schema = {"anyOf": shapes, "contains": {"const": 3}}
+    _assert_agrees(schema, good=["[3]", "[3, 10]"], bad=["[10]", "[]"], left_out=("[10, 3]",))
+    assert _contains_subset(schema) is not None
+    _assert_sound(schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "good"),
+    [
+        ({"type": "array", "contains": {"const": 5}}, ["[5, 1]", '[1, 5, "x", 7]']),
+        ({"type": "array", "contains": {"const": 1}, "minContains": 2}, ["[1, 1, 9]"]),
+        (
+            {"type": "array", "contains": {"const": 1}, "maxContains": 1},
+            ["[1, 9]", "[1, 9, 8]"],
+        ),
+    ],
+)
+def test_an_array_that_names_no_items_stays_open_past_the_matches(
+    schema: dict, good: list[str]
+) -> None:
+    """The matches are placed as a prefix, which the strict renderer would close after
+    (its reading of a user's tuple): without an ``items`` the array stays open."""
+    _assert_agrees(schema, good=good, bad=["[]", "[9]"])
+    _assert_sound(schema)
 
 
 def test_contains_keeps_refusing_unique_items() -> None:

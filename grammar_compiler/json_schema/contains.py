@@ -10,9 +10,18 @@ later item must match a term of the complement of ``contains``
 (``complement``): where that complement is partly expressible, those items
 are fewer kinds of values; where not at all, the array ends there.
 
-This is a subset: matching items come first. ``minContains: 0`` without
-``maxContains`` constrains nothing; ``minContains`` above ``maxContains``
-leaves no array; ``maxContains`` without ``contains`` does nothing.
+With one match required and no ``maxContains`` (draft-07's only reading,
+and the common one: "a list that includes the primary region"), the match
+need not come first: one branch per position the first match may take,
+the positions before it holding the items ``contains`` rejects (or, where
+that complement cannot be written exactly, any item: branches then
+overlap, which xgrammar's parser takes), up to ``MAX_FIRST_MATCH``
+positions past a tuple's prefix and fewer for large item schemas, each
+branch being one more copy of them. Arrays whose first match comes later
+are left out, a subset. Otherwise the matching items come first, a subset
+too. ``minContains: 0`` without ``maxContains`` constrains nothing;
+``minContains`` above ``maxContains`` leaves no array; ``maxContains``
+without ``contains`` does nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from grammar_compiler.json_schema.branching import alternatives, conjoin, generates_nothing
 from grammar_compiler.json_schema.complement import Complements, contains_counts
-from grammar_compiler.json_schema.nodes import KINDS, Node, Unmergeable, effective_kinds, never
+from grammar_compiler.json_schema.nodes import (
+    KINDS,
+    Node,
+    Unmergeable,
+    children,
+    effective_kinds,
+    never,
+)
 from grammar_compiler.json_schema.pointers import location
 
 if TYPE_CHECKING:
@@ -32,6 +48,11 @@ MAX_CONTAINS_POSITIONS = 64
 """Positions made to match (``minContains``), or left free below ``maxContains``: each is a
 copy of the item schema for xgrammar. Fewer free positions is a subset; more required
 matches are refused."""
+MAX_FIRST_MATCH = 6
+"""Positions past the prefix where the one required match may first come (one branch each)."""
+MAX_FIRST_MATCH_COPIES = 400
+"""Nodes of item schemas the first-match branches may copy together (each copy is rendered
+inline for xgrammar): large items get fewer positions."""
 
 
 def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
@@ -49,10 +70,15 @@ def enforce(compiler: Compiler, schema: dict, node: Node, where: str) -> Node:
             keyword, where, f"at most {MAX_CONTAINS_POSITIONS} matching items can be enforced"
         )
         return node
-    compiler.subset("contains", where, "the matching items are generated first")
-    placement = _Placement(compiler, schema["contains"], low, high, where)
+    anywhere = low == 1 and high is None
     try:
-        return placement.apply(node)
+        try:
+            return _Placement(compiler, schema["contains"], low, high, where, anywhere).apply(node)
+        except Unmergeable:
+            if not anywhere:
+                raise
+            # Too many branches beside the schema's other unions: the match comes first.
+            return _Placement(compiler, schema["contains"], low, high, where, False).apply(node)
     except Unmergeable as problem:  # a recursive $ref still being built
         compiler.unenforceable("contains", where, problem.why)
         return node
@@ -67,16 +93,25 @@ class _Placement:
     """Where the matching items go in each branch's arrays."""
 
     def __init__(
-        self, compiler: Compiler, contains: Any, low: int, high: int | None, where: str
+        self,
+        compiler: Compiler,
+        contains: Any,
+        low: int,
+        high: int | None,
+        where: str,
+        anywhere: bool,
     ) -> None:
         self.compiler = compiler
         self.wanted = compiler.node(contains, f"{where}/contains")
         self.low = low
         self.high = high
         self.where = where
-        self.rejected: tuple[Node, ...] = ()  # items past maxContains: those contains rejects
-        if high is not None:
-            self.rejected = Complements(compiler).of(contains, f"{where}/contains").terms
+        self.anywhere = anywhere  # the one match may come at any position, not only first
+        self.rejected: tuple[Node, ...] = ()  # the items contains rejects, as far as expressible
+        self.rejected_exactly = False
+        if high is not None or self.anywhere:
+            complement = Complements(compiler).of(contains, f"{where}/contains")
+            self.rejected, self.rejected_exactly = complement.terms, complement.exact
         self.rejected_origin = compiler.synthetic({"not": contains})
 
     def apply(self, node: Node) -> Node:
@@ -92,6 +127,9 @@ class _Placement:
         return self._arrays(node)
 
     def _arrays(self, node: Node) -> Node:
+        if self.anywhere:
+            return self._first_match_anywhere(node)
+        self.compiler.subset("contains", self.where, "the matching items are generated first")
         matching = self._matching_positions(node)
         if len(matching) < self.low:  # no array of this branch can have them
             others = effective_kinds(node) - {"array"}
@@ -114,7 +152,10 @@ class _Placement:
                 prefix.append(self._excluded(self._position(node, index)))
         if free is None:
             prefix += node.prefix[end:]
-            return replace(node, prefix=tuple(prefix), min_items=max(node.min_items, end))
+            items = self._items_after(node)
+            return replace(
+                node, prefix=tuple(prefix), items=items, min_items=max(node.min_items, end)
+            )
         limit = MAX_CONTAINS_POSITIONS if node.max_items is None else node.max_items
         while free > 0 and len(prefix) < limit:
             prefix.append(self._position(node, len(prefix)))
@@ -124,6 +165,49 @@ class _Placement:
         if node.max_items is None or node.max_items > len(prefix):
             items = self._excluded(node.items or self._anything())
         return replace(node, prefix=tuple(prefix), items=items, min_items=max(node.min_items, end))
+
+    def _first_match_anywhere(self, node: Node) -> Node:
+        """One branch per position the first matching item may take (module docstring)."""
+        limit = len(node.prefix) + MAX_FIRST_MATCH
+        if node.max_items is not None:
+            limit = min(limit, node.max_items)
+        weight = max((_weight(self._position(node, index)) for index in range(limit)), default=1)
+        while limit > 1 and weight * limit * (limit + 1) // 2 > MAX_FIRST_MATCH_COPIES:
+            limit -= 1
+        branches: list[Node] = []
+        before: list[Node] = []  # the positions before this one, where no item matches
+        complete = node.max_items is not None and limit == node.max_items
+        for index in range(limit):
+            position = self._position(node, index)
+            merged = conjoin(self.compiler, position, self.wanted, self.where)
+            if merged is None or generates_nothing(self.compiler, merged):
+                before.append(position)  # an item here never matches (or may, unexpressed)
+                complete = complete and merged is not None
+                continue
+            prefix = (*before, merged, *node.prefix[index + 1 :])
+            min_items = max(node.min_items, index + 1)
+            branches.append(
+                replace(node, prefix=prefix, items=self._items_after(node), min_items=min_items)
+            )
+            excluded = self._excluded(position) if self.rejected_exactly else position
+            if generates_nothing(self.compiler, excluded):
+                complete = True  # every item here matches: no first match comes later
+                break
+            before.append(excluded)
+        if not branches:
+            others = effective_kinds(node) - {"array"}
+            if others:
+                return replace(node, kinds=others)
+            return never(
+                f"no array at {location(node.where)} has an item matching its contains", node.where
+            )
+        if not complete:
+            self.compiler.subset(
+                "contains", self.where, f"the first matching item is among the first {limit}"
+            )
+        if len(branches) == 1:
+            return branches[0]
+        return alternatives(self.compiler, branches, node.where, "contains", node.origins)
 
     def _matching_positions(self, node: Node) -> dict[int, Node]:
         """The first ``low`` positions where an item can match, with their merged schemas."""
@@ -140,6 +224,14 @@ class _Placement:
             elif index >= len(node.prefix):
                 break  # every later position has the same schema
         return found
+
+    def _items_after(self, node: Node) -> Node | None:
+        """The items past the positions placed here. An array that names no items
+        stays open: the renderer closes a tuple after its prefix (the strict
+        reading of a user's ``prefixItems``), and this prefix is not the user's."""
+        if node.items is None and not node.prefix:
+            return self._anything()
+        return node.items
 
     def _position(self, node: Node, index: int) -> Node:
         item = node.item_at(index)
@@ -158,3 +250,12 @@ class _Placement:
             return alternatives(self.compiler, kept, self.where, "maxContains", origins)
         except Unmergeable:
             return never("too many kinds of items that do not match contains", self.where)
+
+
+def _weight(node: Node, budget: int = MAX_FIRST_MATCH_COPIES) -> int:
+    """The nodes of ``node``'s tree (a ``$ref`` counts one), counted up to ``budget``."""
+    count, stack = 0, [node]
+    while stack and count < budget:
+        count += 1
+        stack.extend(children(stack.pop()))
+    return count
