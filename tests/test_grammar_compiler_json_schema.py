@@ -1022,6 +1022,72 @@ def test_extra_keys_under_property_names_never_repeat_a_declared_name() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        pytest.param(
+            {**OBJ, "properties": {"bar": False}},
+            ["{}", '{"foo": 1}', '{"foo": 1, "baz": [true]}', '{"ba": 1, "barr": 2}'],
+            ['{"bar": 1}', '{"foo": 1, "bar": null}'],
+            id="a-forbidden-name-beside-no-declared-one",
+        ),
+        pytest.param(
+            {**OBJ, "required": ["id"]},
+            ['{"id": 1}', '{"id": 1, "extra": [2]}'],
+            ["{}", '{"extra": 2}'],
+            id="an-object-that-only-requires-names-declares-none",
+        ),
+        pytest.param(
+            {**OBJ, "not": {"required": ["bar"]}},
+            ['{"foo": 1}', "{}"],
+            ['{"bar": 1}'],
+            id="not-required",
+        ),
+        pytest.param(
+            {"dependentRequired": {"bar": ["foo"]}},
+            ['{"foo": 1}', '{"foo": 1, "bar": 2}', '{"quux": 1}', "3"],
+            ['{"bar": 2}', '{"quux": 1, "bar": 2}'],
+            id="a-dependency-on-an-object-that-declares-nothing",
+        ),
+        pytest.param(
+            {
+                **OBJ,
+                "properties": {"a": {"type": "integer"}, "secret": False},
+                "additionalProperties": {"type": "integer"},
+            },
+            ['{"a": 1}', '{"a": 1, "b": 2}', '{"b": 2, "c": 3}'],
+            ['{"secret": 1}', '{"a": 1, "b": "x"}'],
+            id="a-forbidden-name-beside-an-additionalProperties-schema",
+        ),
+        pytest.param(
+            {
+                **OBJ,
+                "properties": {"id": {"type": "integer"}},
+                "propertyNames": {"pattern": "^[a-z]+$"},
+                "additionalProperties": {"type": "string"},
+            },
+            ['{"id": 1}', '{"id": 1, "name": "x"}', '{"name": "x", "tag": "y"}'],
+            ['{"id": 1, "Name": "x"}', '{"id": 1, "id": "x"}', '{"name": 1}'],
+            id="propertyNames-beside-declared-names",
+        ),
+    ],
+)
+def test_open_objects_keep_their_undeclared_names_beside_excluded_ones(
+    schema: dict, good: list[str], bad: list[str]
+) -> None:
+    """Where a declared name is forbidden (``false``, a dependency's "absent"
+    branch, ``not: {required}``) or ``propertyNames`` applies, the undeclared
+    names are written as ``propertyNames`` that leave out the declared and
+    forbidden ones, so the object stays open; it used to be closed (to ``{}``
+    for an object that declared nothing else), losing every other name."""
+    _assert_agrees(schema, good, bad)
+    _assert_sound(json.dumps(schema))
+    assert not compile_json_schema(schema).report.subsets
+    _, decoder = _compiled(json.dumps(schema))
+    for name in schema.get("properties", {}):  # declared names are never extra keys
+        assert not decoder.accepts(f'{{"{name}": 1, "{name}": 1}}')
+
+
 def test_every_format_a_draft_defines_or_the_judge_checks_is_enforced() -> None:
     """Users mean those as assertions, so each has a regex; other names are annotations."""
     defined = set(JUDGED_FORMATS).union(*(draft.formats for draft in DRAFTS))

@@ -55,6 +55,7 @@ MAX_FRACTION_SPANS = 8
 INTEGER_LIMIT = 2**62
 """xgrammar refuses integer bounds beyond int64; bounds are clamped to this."""
 _DEAD = object()  # what a listing of multiples returns when none is valid
+_INEXPRESSIBLE = object()  # names ``_extra_names`` cannot write
 
 
 class Renderer:
@@ -551,7 +552,7 @@ class Renderer:
         name_ok = self._name_check(node)
         properties: dict[str, Any] = {}
         required: list[str] = []
-        forbidden = False  # a declared name no value can have, which must not come back as extra
+        forbidden: list[str] = []  # declared names no value can have: never written as extras
         left_out = self._optional_left_out(node)
         for name in [*node.properties, *sorted(node.required - set(node.properties))]:
             sub = node.properties.get(name) or self.compiler.undeclared(node, name)
@@ -560,7 +561,8 @@ class Renderer:
                 if name in node.required:
                     self._dead(f"required property {name!r} at {location(node.where)} cannot exist")
                     return None
-                forbidden = forbidden or name_ok(name)
+                if name_ok(name):
+                    forbidden.append(name)
                 continue
             properties[name] = rendered
             if name in node.required:
@@ -586,26 +588,26 @@ class Renderer:
             return self._property_counts(node, keywords, len(required), None)
         if additional is not None:
             keywords["additionalProperties"] = additional
-        open_ended = additional is not False and (additional is not None or not properties)
+        # Strict reading: an object that declares properties takes no others unless
+        # additionalProperties says so; one that only requires names declares none.
+        declares = any(name in node.properties for name in properties)
+        open_ended = additional is not False and (additional is not None or not declares)
         if node.pattern_properties and open_ended and not forbidden:
             additional = self._names_either_way(node)
             keywords["additionalProperties"] = additional
             open_ended = additional is not False
-        if open_ended and forbidden:
-            keywords["additionalProperties"] = False
+        if open_ended and forbidden and node.pattern_properties:
+            keywords["additionalProperties"] = False  # (the patterns' values were not merged)
             open_ended = False
-        if open_ended and node.property_names is not None:
-            try:
-                names = self.render(self._as_string(node.property_names))
-            except Unmergeable:
-                names = None
-            if names is not None and properties:  # every declared name passes propertyNames
-                self.compiler.subset("propertyNames", node.where, "no undeclared name")
-            if names is None or properties:
+        if open_ended and (forbidden or node.property_names is not None):
+            names = self._extra_names(node, [*properties, *forbidden])
+            if names is _INEXPRESSIBLE:
+                self.compiler.subset("properties", node.where, "no undeclared name")
+            if isinstance(names, dict):
+                keywords["propertyNames"] = names
+            else:  # (None: no name is possible)
                 keywords["additionalProperties"] = False
                 open_ended = False
-            else:
-                keywords["propertyNames"] = names
         most = None if open_ended else len(properties)
         counted = self._property_counts(node, keywords, len(required), most)
         if counted and open_ended and "additionalProperties" not in counted:
@@ -614,6 +616,24 @@ class Renderer:
             # "maxProperties": 3} would only ever be {}.
             counted["additionalProperties"] = True
         return counted
+
+    def _extra_names(self, node: Node, taken: list[str]) -> Any:
+        """``propertyNames`` for an open object's undeclared names: strings its own
+        ``propertyNames`` allows, other than ``taken`` (the declared names, which
+        xgrammar no longer keeps out of the extra keys once ``propertyNames`` is
+        there, and the forbidden ones); None where no name is possible,
+        ``_INEXPRESSIBLE`` where the names cannot be written."""
+        where = f"{node.where}/propertyNames"
+        schema: dict[str, Any] = {"type": "string"}
+        if taken:
+            schema["not"] = {"enum": taken}
+        try:
+            names = self.compiler.node(self.compiler.synthetic(schema), where)
+            if node.property_names is not None:
+                names = self.compiler.both(names, self._as_string(node.property_names), where)
+        except (ConstraintError, Unmergeable):
+            return _INEXPRESSIBLE
+        return self.render(names)
 
     def _optional_left_out(self, node: Node) -> frozenset[str]:
         """The optional properties past the first ``optional_cap`` (declared
