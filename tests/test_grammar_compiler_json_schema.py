@@ -37,6 +37,7 @@ from grammar_compiler.json_schema import (
     MAX_SCHEMA_BYTES,
 )
 from grammar_compiler.json_schema.drafts import DRAFTS
+from grammar_compiler.json_schema.render import MAX_EXCLUDED_NAMES
 
 CORPUS = Path(__file__).parent / "corpus" / "json_schema"
 SETTINGS = settings(
@@ -1086,6 +1087,32 @@ def test_open_objects_keep_their_undeclared_names_beside_excluded_ones(
     _, decoder = _compiled(json.dumps(schema))
     for name in schema.get("properties", {}):  # declared names are never extra keys
         assert not decoder.accepts(f'{{"{name}": 1, "{name}": 1}}')
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param(
+            {**OBJ, "properties": {"a": False}, "propertyNames": {"maxLength": 40}},
+            id="names-of-bounded-length",
+        ),
+        pytest.param(
+            {**OBJ, "properties": {f"p{i}": False for i in range(MAX_EXCLUDED_NAMES + 1)}},
+            id="too-many-names-to-leave-out",
+        ),
+    ],
+)
+def test_names_too_costly_to_leave_out_close_the_object_as_a_subset(schema: dict) -> None:
+    """Leaving a name out of a length-bounded ``propertyNames`` copies a bounded
+    repeat of every character per name (seconds of xgrammar compile on Llama 3's
+    vocabulary for eight), as does a long list of names: the object then takes
+    no undeclared name, reported as a subset."""
+    constraint = compile_json_schema(schema)
+    assert json.loads(constraint.value)["additionalProperties"] is False
+    assert [s.note for s in constraint.report.subsets if s.keyword == "properties"] == [
+        "no undeclared name"
+    ]
+    _assert_sound(json.dumps(schema))
 
 
 def test_every_format_a_draft_defines_or_the_judge_checks_is_enforced() -> None:

@@ -56,6 +56,10 @@ INTEGER_LIMIT = 2**62
 """xgrammar refuses integer bounds beyond int64; bounds are clamped to this."""
 _DEAD = object()  # what a listing of multiples returns when none is valid
 _INEXPRESSIBLE = object()  # names ``_extra_names`` cannot write
+MAX_EXCLUDED_NAMES = 16
+"""Declared and forbidden names an open object's ``propertyNames`` may leave out (one
+regex spelling them all; xgrammar compiles it in ~10 ms a name on Llama 3's vocabulary
+when other names are free); beyond, the object takes no undeclared name (a subset)."""
 
 
 class Renderer:
@@ -573,9 +577,9 @@ class Renderer:
         if required:
             keywords["required"] = required
         additional = self._additional(node)
-        # Extra keys are written only where none can be a forbidden name, nor,
-        # under propertyNames (beside which xgrammar no longer keeps declared
-        # names out of the extra keys), a declared one.
+        # Extra keys never take a forbidden name, nor, under propertyNames (beside
+        # which xgrammar no longer keeps declared names out of the extra keys), a
+        # declared one.
         pattern_names = None
         if node.pattern_properties and not forbidden and not _pattern_named(node, properties):
             pattern_names = self._pattern_names(node)
@@ -596,11 +600,16 @@ class Renderer:
             additional = self._names_either_way(node)
             keywords["additionalProperties"] = additional
             open_ended = additional is not False
-        if open_ended and forbidden and node.pattern_properties:
-            keywords["additionalProperties"] = False  # (the patterns' values were not merged)
+        if open_ended and (left_out or (forbidden and node.pattern_properties)):
+            # Names left out (their schemas unwritten) or forbidden beside patterns
+            # whose values were not merged: no extra keys at all.
+            keywords["additionalProperties"] = False
             open_ended = False
         if open_ended and (forbidden or node.property_names is not None):
-            names = self._extra_names(node, [*properties, *forbidden])
+            taken = [*properties, *forbidden]
+            names = _INEXPRESSIBLE
+            if len(taken) <= MAX_EXCLUDED_NAMES:
+                names = self._extra_names(node, taken)
             if names is _INEXPRESSIBLE:
                 self.compiler.subset("properties", node.where, "no undeclared name")
             if isinstance(names, dict):
@@ -622,7 +631,10 @@ class Renderer:
         ``propertyNames`` allows, other than ``taken`` (the declared names, which
         xgrammar no longer keeps out of the extra keys once ``propertyNames`` is
         there, and the forbidden ones); None where no name is possible,
-        ``_INEXPRESSIBLE`` where the names cannot be written."""
+        ``_INEXPRESSIBLE`` where the names cannot be written, or not cheaply: a
+        length bound makes each left-out name a copy of a bounded repeat of
+        every character, which xgrammar compiles slowly on a large vocabulary
+        (seconds for eight names within 40 characters on Llama 3's)."""
         where = f"{node.where}/propertyNames"
         schema: dict[str, Any] = {"type": "string"}
         if taken:
@@ -630,7 +642,10 @@ class Renderer:
         try:
             names = self.compiler.node(self.compiler.synthetic(schema), where)
             if node.property_names is not None:
-                names = self.compiler.both(names, self._as_string(node.property_names), where)
+                allowed = self._as_string(node.property_names)
+                if taken and _length_bounded(allowed):
+                    return _INEXPRESSIBLE
+                names = self.compiler.both(names, allowed, where)
         except (ConstraintError, Unmergeable):
             return _INEXPRESSIBLE
         return self.render(names)
@@ -791,6 +806,15 @@ class Renderer:
         if high is not None and (most is None or high < most):
             keywords["maxProperties"] = high
         return keywords
+
+
+def _length_bounded(strings: Node) -> bool:
+    """Whether a string node (no union) caps the length of its strings."""
+    if strings.any_of is not None or strings.ref is not None or strings.enum is not None:
+        return True  # (not a plain string schema: treated as bounded, the cheap answer)
+    return strings.max_length is not None or any(
+        ecma_regex.length_bounds(regex.node)[1] is not None for regex in strings.regexes
+    )
 
 
 def _pattern_named(node: Node, declared: dict[str, Any]) -> bool:
