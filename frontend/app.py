@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
-from frontend.api import cfg, chat, completions, health, models, regex, typed, validate
+from frontend.api import cfg, chat, completions, health, models, regex, responses, typed, validate
 from frontend.body_limit import BodyLimitMiddleware
 from frontend.docs_pages import install_docs_pages
 from frontend.errors import UnexpectedErrorMiddleware, install_error_handlers
@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_metrics(app)
     app.add_middleware(UnexpectedErrorMiddleware)  # last added: outermost, so around the rest
     # Routes are matched in order: the busiest first.
-    for module in (completions, chat, health, regex, cfg, typed, validate, models):
+    for module in (completions, chat, responses, health, regex, cfg, typed, validate, models):
         app.include_router(module.router)
     install_docs_pages(app)
     install_playground(app)

@@ -32,7 +32,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 logger = logging.getLogger(__name__)
 
 
-OPENAI_PATHS = frozenset({"/v1/completions", "/completions", "/v1/chat/completions", "/v1/models"})
+OPENAI_PATHS = frozenset(
+    {"/v1/completions", "/completions", "/v1/chat/completions", "/v1/responses", "/v1/models"}
+)
 
 # OpenAI's error types by status; SDKs pick exception classes by status code.
 _OPENAI_TYPES = {

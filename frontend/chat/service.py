@@ -103,7 +103,7 @@ async def complete(request: Request, plan: ChatPlan) -> ChatCompletion:
 
 
 @dataclass
-class _HeldContent:
+class HeldContent:
     """One choice's content not sent yet because it may be tool calls."""
 
     watching: bool
@@ -154,7 +154,7 @@ async def stream(request: Request, plan: ChatPlan) -> StreamingResponse:
     except BaseException:
         await chunks.aclose()
         raise
-    held: dict[int, _HeldContent] = {}
+    held: dict[int, HeldContent] = {}
 
     def event(choices: list[dict], usage: dict | None = None) -> bytes:
         body = {
@@ -183,7 +183,7 @@ async def stream(request: Request, plan: ChatPlan) -> StreamingResponse:
     async def piece_events(run: PromptRun, chunk: Chunk) -> AsyncIterator[bytes]:
         index, piece = await run.add(chunk)
         if index not in held:
-            held[index] = _HeldContent(watching=completion.calls_tools)
+            held[index] = HeldContent(watching=completion.calls_tools)
             yield choice_event(index, {"role": "assistant", "content": ""})
         text, parts = held[index].take(piece)
         logprobs = chat_logprobs(concatenate(parts) if parts else None, plan.top_logprobs or 0)
