@@ -31,6 +31,19 @@ def test_a_plain_response_has_openai_shape(service: Service) -> None:
     assert usage.input_tokens > 6  # the template's turn markers were in the prompt
 
 
+def test_a_conversation_goes_on_with_the_output_items_sent_back(service: Service) -> None:
+    """Stateless: the client sends the earlier turns, a response's output as it came."""
+    sdk = service.sdk()
+    first = sdk.responses.create(model="default", input=PERSON, max_output_tokens=6, temperature=0)
+    turns = [{"role": "user", "content": PERSON}, *first.output]
+    turns.append({"role": "user", "content": "Another one."})
+    second = sdk.responses.create(
+        model="default", input=turns, instructions="Answer in JSON.", max_output_tokens=6
+    )
+    assert second.output_text and second.instructions == "Answer in JSON."
+    assert second.usage.input_tokens > first.usage.input_tokens + first.usage.output_tokens
+
+
 def test_a_cut_response_is_incomplete_for_max_output_tokens(service: Service) -> None:
     response = service.sdk().responses.create(
         model="default", input=PERSON, max_output_tokens=2, temperature=0
