@@ -1092,6 +1092,15 @@ def test_open_objects_keep_their_undeclared_names_beside_excluded_ones(
         assert not decoder.accepts(f'{{"{name}": 1, "{name}": 1}}')
 
 
+def test_names_only_required_are_written_in_the_order_the_schema_lists_them() -> None:
+    """xgrammar writes members in the order it is given; a model reads the schema
+    author's order (``name`` before ``age``) more naturally than the alphabet."""
+    schema = {**OBJ, "allOf": [{"required": ["name", "age"]}, {"required": ["zip", "age"]}]}
+    _assert_agrees(schema, ['{"name": 1, "age": 2, "zip": 3}'], ['{"name": 1, "age": 2}'])
+    _, decoder = _compiled(json.dumps(schema))
+    assert not decoder.accepts('{"age": 2, "name": 1, "zip": 3}')
+
+
 @pytest.mark.parametrize(
     "schema",
     [

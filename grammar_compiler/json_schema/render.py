@@ -558,7 +558,7 @@ class Renderer:
         required: list[str] = []
         forbidden: list[str] = []  # declared names no value can have: never written as extras
         left_out = self._optional_left_out(node)
-        for name in [*node.properties, *sorted(node.required - set(node.properties))]:
+        for name in [*node.properties, *_undeclared_required(node)]:
             sub = node.properties.get(name) or self.compiler.undeclared(node, name)
             rendered = self.render(sub) if name_ok(name) and name not in left_out else None
             if rendered is None:
@@ -806,6 +806,19 @@ class Renderer:
         if high is not None and (most is None or high < most):
             keywords["maxProperties"] = high
         return keywords
+
+
+def _undeclared_required(node: Node) -> list[str]:
+    """The required names ``properties`` does not declare, in the order the schemas
+    that require them list them (xgrammar writes members in this order: the schema
+    author's order reads more naturally to a model than the alphabet)."""
+    wanted = node.required - node.properties.keys()
+    ordered: dict[str, None] = {}
+    for schema, _ in node.origins:
+        listed = schema.get("required") if isinstance(schema, dict) else None
+        if isinstance(listed, list):
+            ordered.update((name, None) for name in listed if name in wanted)
+    return [*ordered, *sorted(wanted - ordered.keys())]
 
 
 def _length_bounded(strings: Node) -> bool:
