@@ -17,7 +17,7 @@ from demo_model.corpus import chat_conversation
 from engine.chat_template import ChatTemplateError, render_chat
 from frontend.chat.plan import UNBOUNDED_MAX_TOKENS, plan_chat
 from frontend.chat.schemas import ChatCompletionRequest
-from frontend.chat.service import _HeldContent, chat_logprobs
+from frontend.chat.service import HeldContent, chat_logprobs
 from frontend.completions.choices import Piece
 from frontend.completions.schemas import LegacyLogprobs
 from frontend.errors import APIError
@@ -164,14 +164,14 @@ def test_logprobs_take_the_chat_shape() -> None:
 
 
 def test_streamed_content_is_held_only_while_it_may_be_tool_calls() -> None:
-    text = _HeldContent(watching=True)
+    text = HeldContent(watching=True)
     assert text.take(Piece("<to", None)) == ("", [])
     assert text.take(Piece("day", None)) == ("<today", [])
     assert text.take(Piece(" is", None)) == (" is", [])
-    call = _HeldContent(watching=True)
+    call = HeldContent(watching=True)
     assert call.take(Piece('<tool_call>{"name"', None)) == ("", [])
     assert call.take(Piece("}</tool_call>", None, "tool_calls"))[0].startswith("<tool_call>")
-    plain = _HeldContent(watching=False)
+    plain = HeldContent(watching=False)
     assert plain.take(Piece("<tool_call>", None)) == ("<tool_call>", [])
 
 
