@@ -164,3 +164,14 @@ def test_errors_name_the_field_the_client_sent(fields: dict, param: str) -> None
 def test_unknown_or_out_of_range_fields_are_refused(fields: dict) -> None:
     with pytest.raises(ValidationError):
         ResponsesRequest.model_validate({"input": "hi", **fields})
+
+
+def test_the_grammar_extension_and_vllm_fields_constrain_as_on_chat() -> None:
+    regex = _plan(grammar={"type": "regex", "value": "(yes|no)"}).completion.constraint
+    assert regex.judge("yes") is None and regex.judge("maybe")
+    choice = _plan(structured_outputs={"choice": ["red", "blue"]}).completion.constraint
+    assert choice.judge("blue") is None and choice.judge("green")
+    both = _refused(
+        text={"format": {"type": "json_object"}}, grammar={"type": "regex", "value": "a"}
+    )
+    assert both.param == "text.format" and "grammar and text.format both" in both.message

@@ -9,6 +9,7 @@ from fastapi.responses import StreamingResponse
 
 from frontend.auth import require_api_key
 from frontend.chat import service as chat_service
+from frontend.completions.schemas import VLLM_CONSTRAINT_FIELDS
 from frontend.constrained import REPORT_HEADER_RESPONSES, report_headers
 from frontend.errors import APIError
 from frontend.offload import off_loop
@@ -33,7 +34,7 @@ async def create_response(
 ) -> schemas.Response | StreamingResponse:
     settings = request.app.state.settings
     args = (body, settings.model_name, settings.served_model_names)
-    if body.tools or (body.text is not None and body.text.format is not None):
+    if _translates_constraint(body):
         plan = await off_loop(plan_responses, *args)  # a translation can take seconds
     else:
         plan = plan_responses(*args)
@@ -50,3 +51,10 @@ async def create_response(
         return streamed
     response.headers.update(headers)
     return await service.complete(request, body, plan)
+
+
+def _translates_constraint(body: ResponsesRequest) -> bool:
+    """Whether planning translates a constraint (tools are checked even under "none")."""
+    given = [getattr(body, name) for name in ("grammar", "tools", *VLLM_CONSTRAINT_FIELDS)]
+    text_format = body.text.format if body.text is not None else None
+    return any(given) or (text_format is not None and text_format.type != "text")

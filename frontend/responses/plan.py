@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from frontend.chat.plan import ChatPlan, plan_chat
 from frontend.chat.schemas import ChatCompletionRequest
+from frontend.completions.schemas import VLLM_CONSTRAINT_FIELDS
 from frontend.errors import APIError
 from frontend.responses.schemas import (
     FunctionCallItem,
@@ -63,7 +64,11 @@ def plan_responses(
 
 
 def located(error: APIError) -> APIError:
-    """An error about a chat field, renamed to the Responses field it came from."""
+    """An error about a chat field, renamed to the Responses field it came from (in
+    its message too: "grammar and text.format both constrain the output")."""
+    for chat, responses in _RENAMED:
+        error.message = error.message.replace(chat, responses)
+    error.args = (error.message,)
     param = error.param
     if param is None:
         return error
@@ -96,6 +101,11 @@ def _chat_fields(body: ResponsesRequest) -> dict[str, Any]:
         fields["response_format"] = {"type": "json_schema", "json_schema": given}
     elif text_format is not None:
         fields["response_format"] = {"type": text_format.type}
+    for name in ("grammar", *VLLM_CONSTRAINT_FIELDS):
+        value = getattr(body, name)
+        if isinstance(value, BaseModel):
+            value = value.model_dump(by_alias=True, exclude_none=True)
+        fields[name] = value
     if body.tools is not None:
         fields["tools"] = [
             {

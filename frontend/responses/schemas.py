@@ -3,7 +3,9 @@
 The service keeps no responses: ``store`` may only be false and
 ``previous_response_id`` is refused, so a conversation goes back in
 ``input`` (a response's ``output`` items are accepted there as they come).
-Content is text. Unknown fields are refused, types are strict.
+Content is text. Beside ``text.format`` and tools, the constraint may be this
+project's ``grammar`` or one of vLLM's fields, as on the chat route. Unknown
+fields are refused, types are strict.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from frontend.chat.schemas import MAX_MESSAGES
+from frontend.completions.schemas import Grammar, VllmConstraintFields
 
 
 class _Strict(BaseModel):
@@ -96,7 +99,7 @@ class TextOptions(_Strict):
     format: TextFormat | None = None
 
 
-class ResponsesRequest(_Strict):
+class ResponsesRequest(VllmConstraintFields):
     model_config = ConfigDict(
         extra="forbid",
         strict=True,
@@ -134,6 +137,9 @@ class ResponsesRequest(_Strict):
     top_p: float | None = Field(1.0, gt=0.0, le=1.0)
     stream: bool | None = False
     text: TextOptions | None = None
+    grammar: Grammar | None = Field(
+        None, description="This project's extension, as on /v1/chat/completions."
+    )
     tools: list[FunctionTool] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedFunctionChoice | None = None
     parallel_tool_calls: bool | None = None

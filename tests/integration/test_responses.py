@@ -106,6 +106,16 @@ def test_a_json_schema_text_format_is_enforced_and_reported(service: Service) ->
     assert "enforced=" in raw.headers["x-constraint-report"]
 
 
+def test_the_grammar_extension_constrains_a_response(service: Service) -> None:
+    response = service.sdk().responses.create(
+        model="default",
+        input="Is the sky blue?",
+        max_output_tokens=8,
+        extra_body={"grammar": {"type": "regex", "value": "(yes|no)"}},
+    )
+    assert response.output_text in ("yes", "no") and response.status == "completed"
+
+
 def test_function_calls_come_back_as_output_items_and_go_back_as_input(
     service: Service,
 ) -> None:
