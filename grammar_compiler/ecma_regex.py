@@ -760,12 +760,22 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
     label = _hostname_label()
     hostname = rf"{label}(?:\.{label})*"
     octet = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+    ipv4 = rf"{octet}(?:\.{octet}){{3}}"
     h16 = "[0-9a-fA-F]{1,4}"
+    # RFC 4291's last 32 bits as an IPv4 address ("::ffff:192.0.2.1"): six
+    # groups before it, or "::" with at most five groups around it
+    embedded = "|".join(
+        [
+            f"(?:{h16}:){{6}}{ipv4}",
+            f"::(?:{h16}:){{0,5}}{ipv4}",
+            *(f"(?:{h16}:){{{b - 1}}}{h16}::(?:{h16}:){{0,{5 - b}}}{ipv4}" for b in range(1, 6)),
+        ]
+    )
     ipv6 = (
         f"(?:(?:{h16}:){{7}}{h16}|(?:{h16}:){{1,7}}:|(?:{h16}:){{1,6}}:{h16}"
         f"|(?:{h16}:){{1,5}}(?::{h16}){{1,2}}|(?:{h16}:){{1,4}}(?::{h16}){{1,3}}"
         f"|(?:{h16}:){{1,3}}(?::{h16}){{1,4}}|(?:{h16}:){{1,2}}(?::{h16}){{1,5}}"
-        f"|{h16}:(?::{h16}){{1,6}}|:(?:(?::{h16}){{1,7}}|:))"
+        f"|{h16}:(?::{h16}){{1,6}}|:(?:(?::{h16}){{1,7}}|:)|{embedded})"
     )
     unreserved = r"A-Za-z0-9._~!$&'()*+,;="
     pct = "%[0-9A-Fa-f]{2}"
@@ -809,8 +819,8 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
         "idn-email": (email, None),  # every email is one
         "hostname": (hostname, 253),
         "idn-hostname": (rf"{idn_label}(?:\.{idn_label})*", 253),
-        "ipv4": (rf"{octet}(?:\.{octet}){{3}}", 15),
-        "ipv6": (ipv6, 39),
+        "ipv4": (ipv4, 15),
+        "ipv6": (ipv6, 45),
         "uuid": ("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 36),
         "uri": (uri, None),
         "uri-reference": (f"(?:{uri}|{relative})", None),
