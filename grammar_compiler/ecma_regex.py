@@ -741,6 +741,22 @@ def _hostname_label() -> str:
     return "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 
 
+def _uri_patterns(unreserved: str) -> tuple[str, str]:
+    """RFC 3986's URI and relative reference, over these unreserved characters
+    (a character-class body)."""
+    pct = "%[0-9A-Fa-f]{2}"
+    pchar = rf"(?:[{unreserved}:@-]|{pct})"
+    query = rf"(?:\?(?:{pchar}|[/?])*)?(?:#(?:{pchar}|[/?])*)?"
+    authority = rf"(?:(?:[{unreserved}:-]|{pct})*@)?(?:[{unreserved}-]|{pct})*(?::\d*)?"
+    uri = (
+        rf"[A-Za-z][A-Za-z0-9+.-]*:(?://{authority}(?:/{pchar}*)*|/?(?:{pchar}+(?:/{pchar}*)*)?)"
+        + query
+    )
+    segment_nc = rf"(?:[{unreserved}@-]|{pct})"
+    relative = rf"(?://{authority}(?:/{pchar}*)*|/(?:{pchar}+(?:/{pchar}*)*)?|{segment_nc}+(?:/{pchar}*)*)?{query}"
+    return uri, relative
+
+
 def _format_patterns() -> dict[str, tuple[str, int | None]]:
     """Format name -> (anchored pattern, longest valid string or None).
 
@@ -778,16 +794,11 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
         f"|{h16}:(?::{h16}){{1,6}}|:(?:(?::{h16}){{1,7}}|:)|{embedded})"
     )
     unreserved = r"A-Za-z0-9._~!$&'()*+,;="
+    uri, relative = _uri_patterns(unreserved)
+    # RFC 3987: an IRI's unreserved characters add the ucschars (those of the
+    # Basic Multilingual Plane here), which the judge %-encodes into a URI
+    iri, iri_relative = _uri_patterns(unreserved + r"\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF")
     pct = "%[0-9A-Fa-f]{2}"
-    pchar = rf"(?:[{unreserved}:@-]|{pct})"
-    query = rf"(?:\?(?:{pchar}|[/?])*)?(?:#(?:{pchar}|[/?])*)?"
-    authority = rf"(?:(?:[{unreserved}:-]|{pct})*@)?(?:[{unreserved}-]|{pct})*(?::\d*)?"
-    uri = (
-        rf"[A-Za-z][A-Za-z0-9+.-]*:(?://{authority}(?:/{pchar}*)*|/?(?:{pchar}+(?:/{pchar}*)*)?)"
-        + query
-    )
-    segment_nc = rf"(?:[{unreserved}@-]|{pct})"
-    relative = rf"(?://{authority}(?:/{pchar}*)*|/(?:{pchar}+(?:/{pchar}*)*)?|{segment_nc}+(?:/{pchar}*)*)?{query}"
     duration_time = r"T(?:\d+H(?:\d+M(?:\d+S)?)?|\d+M(?:\d+S)?|\d+S)"
     duration = (
         rf"P(?:(?:\d+D|\d+M(?:\d+D)?|\d+Y(?:\d+M(?:\d+D)?)?)(?:{duration_time})?"
@@ -824,8 +835,8 @@ def _format_patterns() -> dict[str, tuple[str, int | None]]:
         "uuid": ("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 36),
         "uri": (uri, None),
         "uri-reference": (f"(?:{uri}|{relative})", None),
-        "iri": (uri, None),  # every URI is an IRI (RFC 3987)
-        "iri-reference": (f"(?:{uri}|{relative})", None),
+        "iri": (iri, None),
+        "iri-reference": (f"(?:{iri}|{iri_relative})", None),
         "uri-template": (uri_template, None),
         "regex": (_regex_format(), None),
         "json-pointer": (pointer, None),

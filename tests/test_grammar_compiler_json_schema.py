@@ -351,14 +351,14 @@ KEYWORDS = [
     ),
     pytest.param(
         {"type": "string", "format": "iri"},
-        ['"https://example.com/a?b=c#d"'],
-        ['"/relative/path"', '"http://a b"', '"http://x/%zz"'],
-        id="format-iri",
+        ['"https://example.com/a?b=c#d"', '"http://ƒøø.ßår/?∂éœ=πîx#πîüx"'],
+        ['"/relative/path"', '"http://a b"', '"http://x/%zz"', '"http://x/\u0085"'],
+        id="format-iri-with-characters-beyond-ascii",
     ),
     pytest.param(
         {"type": "string", "format": "iri-reference"},
-        ['"/relative/path"', '"https://x.y"'],
-        ['"a b"', '"#%zz"'],
+        ['"/relative/path"', '"https://x.y"', '"/âππ"', '"#ƒrägmênt"'],
+        ['"a b"', '"#%zz"', '"#\u00a0 x"'],
         id="format-iri-reference",
     ),
     pytest.param(
