@@ -21,6 +21,7 @@ from frontend.completions.schemas import (
     ToolCall,
     Usage,
     VllmConstraintFields,
+    request_config,
 )
 
 MAX_MESSAGES = 1024
@@ -74,37 +75,30 @@ class StreamOptions(_Strict):
     include_usage: bool | None = None
 
 
+EXAMPLE_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 20}},
+    "required": ["name"],
+    "additionalProperties": False,
+}
+"""The JSON Schema of the chat and Responses routes' OpenAPI examples."""
+MODEL_DESCRIPTION = 'The served name, an alias or "default"; absent targets the model.'
+
+
 class ChatCompletionRequest(VllmConstraintFields):
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "model": "default",
-                    "messages": [{"role": "user", "content": "Give me a product as JSON."}],
-                    "max_completion_tokens": 64,
-                    "response_format": {
-                        "type": "json_schema",
-                        "json_schema": {
-                            "name": "product",
-                            "strict": True,
-                            "schema": {
-                                "type": "object",
-                                "properties": {"name": {"type": "string", "maxLength": 20}},
-                                "required": ["name"],
-                                "additionalProperties": False,
-                            },
-                        },
-                    },
-                }
-            ]
-        },
+    model_config = request_config(
+        {
+            "model": "default",
+            "messages": [{"role": "user", "content": "Give me a product as JSON."}],
+            "max_completion_tokens": 64,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "product", "strict": True, "schema": EXAMPLE_SCHEMA},
+            },
+        }
     )
 
-    model: str | None = Field(
-        None, description='The served name, an alias or "default"; absent targets the model.'
-    )
+    model: str | None = Field(None, description=MODEL_DESCRIPTION)
     messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)] = Field(
         description="The conversation, rendered with the served model's own chat template."
     )

@@ -145,15 +145,9 @@ async def stream(request: Request, plan: ChatPlan) -> StreamingResponse:
         request.app.state.engine, completion, runs, request.app.state.settings.stream_interval_ms
     )
     try:
-        first = await anext(chunks)
-    except StopAsyncIteration:
-        first = None
+        first = await service.first_chunk(chunks)
     except APIError as error:
-        await chunks.aclose()
         raise plan.located(error) from None
-    except BaseException:
-        await chunks.aclose()
-        raise
     held: dict[int, HeldContent] = {}
 
     def event(choices: list[dict], usage: dict | None = None) -> bytes:

@@ -130,21 +130,21 @@ class VllmConstraintFields(BaseModel):
 VLLM_CONSTRAINT_FIELDS = tuple(VllmConstraintFields.model_fields)
 
 
+def request_config(example: dict[str, Any]) -> ConfigDict:
+    """A request model's configuration: unknown fields refused, strict types, and
+    the example the OpenAPI page shows."""
+    return ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [example]})
+
+
 class CompletionRequest(VllmConstraintFields):
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "model": "default",
-                    "prompt": "Say this is a test.",
-                    "max_tokens": 16,
-                    "temperature": 0.7,
-                    "grammar": {"type": "regex", "value": "[A-Z][a-z ]+\\."},
-                }
-            ]
-        },
+    model_config = request_config(
+        {
+            "model": "default",
+            "prompt": "Say this is a test.",
+            "max_tokens": 16,
+            "temperature": 0.7,
+            "grammar": {"type": "regex", "value": "[A-Z][a-z ]+\\."},
+        }
     )
 
     model: str | None = Field(

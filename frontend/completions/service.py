@@ -12,7 +12,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
@@ -123,6 +123,21 @@ async def complete(request: Request, plan: CompletionPlan) -> Completion:
     )
 
 
+async def first_chunk(
+    chunks: AsyncGenerator[tuple[PromptRun, Chunk]],
+) -> tuple[PromptRun, Chunk] | None:
+    """The first of ``chunks`` (None when there are none), awaited before a stream
+    answers so that a request the pipeline refuses gets a proper HTTP error;
+    ``chunks`` is closed when that raises."""
+    try:
+        return await anext(chunks)
+    except StopAsyncIteration:
+        return None
+    except BaseException:
+        await chunks.aclose()
+        raise
+
+
 def sse_event(payload: dict | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {data}\n\n".encode()
@@ -139,13 +154,7 @@ async def stream(request: Request, plan: CompletionPlan) -> StreamingResponse:
     chunks = merged_chunks(
         request.app.state.engine, plan, runs, request.app.state.settings.stream_interval_ms
     )
-    try:
-        first = await anext(chunks)
-    except StopAsyncIteration:
-        first = None
-    except BaseException:
-        await chunks.aclose()
-        raise
+    first = await first_chunk(chunks)
 
     def event(choices: list[dict], usage: Usage | None = None) -> bytes:
         body = {

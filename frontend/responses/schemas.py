@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from frontend.chat.schemas import MAX_MESSAGES
-from frontend.completions.schemas import Grammar, VllmConstraintFields
+from frontend.chat.schemas import EXAMPLE_SCHEMA, MAX_MESSAGES, MODEL_DESCRIPTION
+from frontend.completions.schemas import Grammar, VllmConstraintFields, request_config
 
 
 class _Strict(BaseModel):
@@ -44,25 +44,27 @@ class InputMessage(_Strict):
     status: str | None = None
 
 
-class FunctionCallItem(_Strict):
+class _CallItem(_Strict):
+    """An item about one call, with the id and status a response's items carry."""
+
+    call_id: str
+    id: str | None = None
+    status: str | None = None
+
+
+class FunctionCallItem(_CallItem):
     """A call the model made earlier (a response's ``function_call`` output item)."""
 
     type: Literal["function_call"]
-    call_id: str
     name: str
     arguments: str
-    id: str | None = None
-    status: str | None = None
 
 
-class FunctionCallOutput(_Strict):
+class FunctionCallOutput(_CallItem):
     """What the client's function returned for ``call_id``."""
 
     type: Literal["function_call_output"]
-    call_id: str
     output: str
-    id: str | None = None
-    status: str | None = None
 
 
 InputItem = InputMessage | FunctionCallItem | FunctionCallOutput
@@ -100,36 +102,23 @@ class TextOptions(_Strict):
 
 
 class ResponsesRequest(VllmConstraintFields):
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "model": "default",
-                    "input": "Give me a product as JSON.",
-                    "max_output_tokens": 64,
-                    "text": {
-                        "format": {
-                            "type": "json_schema",
-                            "name": "product",
-                            "strict": True,
-                            "schema": {
-                                "type": "object",
-                                "properties": {"name": {"type": "string", "maxLength": 20}},
-                                "required": ["name"],
-                                "additionalProperties": False,
-                            },
-                        }
-                    },
+    model_config = request_config(
+        {
+            "model": "default",
+            "input": "Give me a product as JSON.",
+            "max_output_tokens": 64,
+            "text": {
+                "format": {
+                    "type": "json_schema",
+                    "name": "product",
+                    "strict": True,
+                    "schema": EXAMPLE_SCHEMA,
                 }
-            ]
-        },
+            },
+        }
     )
 
-    model: str | None = Field(
-        None, description='The served name, an alias or "default"; absent targets the model.'
-    )
+    model: str | None = Field(None, description=MODEL_DESCRIPTION)
     input: StrictStr | Annotated[list[InputItem], Field(min_length=1, max_length=MAX_MESSAGES)]
     instructions: str | None = Field(None, description="A system message put before input.")
     max_output_tokens: int | None = Field(None, ge=1)

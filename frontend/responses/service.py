@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from frontend.chat import service as chat_service
 from frontend.chat.plan import ChatPlan
@@ -101,7 +102,7 @@ class _Answer:
 
 
 def _dumped(value: object) -> object:
-    return value.model_dump() if hasattr(value, "model_dump") else value
+    return value.model_dump() if isinstance(value, BaseModel) else value
 
 
 def _usage(usage: Usage) -> ResponseUsage:
@@ -151,15 +152,9 @@ async def stream(request: Request, body: ResponsesRequest, plan: ChatPlan) -> St
         request.app.state.engine, completion, runs, request.app.state.settings.stream_interval_ms
     )
     try:
-        first = await anext(chunks)
-    except StopAsyncIteration:
-        first = None
+        first = await completions.first_chunk(chunks)
     except APIError as error:
-        await chunks.aclose()
         raise located(plan.located(error)) from None
-    except BaseException:
-        await chunks.aclose()
-        raise
     answer = _Answer(body, completion.model)
     events = _Events()
     held = chat_service.HeldContent(watching=completion.calls_tools)
