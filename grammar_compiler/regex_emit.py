@@ -347,6 +347,13 @@ class _Writer:
             split = _counted_across_planes(body, node.low, node.high, syntax)
             if split is not None:
                 return split
+        if (node.low, node.high) == (0, 1) and not isinstance(node.item, Chars):
+            # An optional group as an alternative to nothing, not (?:x)? or (?:x){0,1}:
+            # the same texts, and xgrammar 0.2.8 fills masks inside it ten times
+            # faster (Llama 3's vocabulary, (?:[A-Z].*) optional in a JSON string:
+            # 0.34 ms a fill against 0.034; a regex's (?:[A-Z][a-z ]*)?: 0.23
+            # against 0.003). An optional class is as fast either way.
+            return f"(?:|{body})"
         if not _is_atom(node.item):
             body = f"(?:{body})"
         written_out = self._written_out(body, node)

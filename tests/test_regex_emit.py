@@ -232,13 +232,35 @@ def test_large_counts_of_a_class_spanning_both_planes_mask_right(
 
 def test_the_syntaxes_differ_only_where_their_readers_do() -> None:
     optional = Repeat(Seq((Repeat(_one(ord("a")), 1, None), _one(ord("b")))), 0, 1)
-    assert emit(optional, REGEX_SYNTAX) == "(?:a+b)?"
-    assert emit(optional, PATTERN_SYNTAX) == "(?:a+b){0,1}"
+    assert emit(Repeat(_one(ord("a")), 0, 1), REGEX_SYNTAX) == "a?"
+    assert emit(Repeat(_one(ord("a")), 0, 1), PATTERN_SYNTAX) == "a{0,1}"
+    assert emit(optional, REGEX_SYNTAX) == emit(optional, PATTERN_SYNTAX) == "(?:|a+b)"
     assert emit(_one(0xE0001), REGEX_SYNTAX) == "\\U000E0001"
     assert emit(_one(0xE0001), PATTERN_SYNTAX) == "\U000e0001"
     both_planes = Chars(((ord("a"), ord("a")), (0x1F600, 0x1F600)))
     assert emit(both_planes, REGEX_SYNTAX) == "[a😀]"
     assert emit(both_planes, PATTERN_SYNTAX) == "(?:a|😀)"
+
+
+@pytest.mark.parametrize("syntax", [REGEX_SYNTAX, PATTERN_SYNTAX], ids=["regex", "pattern"])
+@pytest.mark.parametrize(
+    ("pattern", "texts"),
+    [
+        (r"x(-[a-z]+)?", {"x": True, "x-ab": True, "x-": False, "x-a-b": False}),
+        (r"(ab(cd)?)?e", {"e": True, "abe": True, "abcde": True, "cde": False, "abcd": False}),
+        (r"[a-z]*(:\d+)?", {"": True, "ab": True, "ab:12": True, ":1": True, "ab:": False}),
+        (r"(a|(b(c)?))?d", {"d": True, "ad": True, "bd": True, "bcd": True, "cd": False}),
+        (r"(x(yz)?){2}", {"xx": True, "xyzx": True, "xyzxyz": True, "x": False, "xyzyz": False}),
+    ],
+)
+def test_optional_groups_written_as_alternatives_take_the_same_texts(
+    syntax: Syntax, pattern: str, texts: dict[str, bool]
+) -> None:
+    """Optional groups are written ``(?:|x)``, which xgrammar fills faster."""
+    regex = emit(ecma_regex.parse_pattern(f"^{pattern}$"), syntax)
+    assert "(?:|" in regex and "){0,1}" not in regex and ")?" not in regex, regex
+    assert {text: _accepts(regex, syntax, text) for text in texts} == texts
+    assert _masked_walk_agrees(regex, syntax, steps=6) == []
 
 
 # ---------------------------------------------------------------------------

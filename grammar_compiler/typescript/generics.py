@@ -24,6 +24,7 @@ from typing import Any
 
 from grammar_compiler.typescript.syntax import (
     ArrayType,
+    CaseMapped,
     Conditional,
     Declaration,
     IndexedAccess,
@@ -332,6 +333,8 @@ def _write(node: Any, out: list[str], budget: list[int]) -> None:
 
     if isinstance(node, Keyword):
         text(node.name)
+    elif isinstance(node, CaseMapped):
+        text(f"{node.intrinsic}<string>")
     elif isinstance(node, Literal):
         text(json.dumps(node.value, ensure_ascii=False))
     elif isinstance(node, Reference):

@@ -23,8 +23,10 @@ from grammar_compiler.typescript.generics import Instance, Instantiator, substit
 from grammar_compiler.typescript.jsdoc import jsdoc_keywords
 from grammar_compiler.typescript.relations import Relations, program_refusal
 from grammar_compiler.typescript.signatures import SIGNATURE_UTILITIES, read_from_signatures
+from grammar_compiler.typescript.case_mappings import unchanged_pattern
 from grammar_compiler.typescript.syntax import (
     ArrayType,
+    CaseMapped,
     Conditional,
     Declaration,
     Declarations,
@@ -281,14 +283,21 @@ class _SchemaBuilder:
     def _recased(self, node: Reference) -> Any:
         """``Uppercase<T>``, ``Lowercase<T>``, ``Capitalize<T>``, ``Uncapitalize<T>``
         of string literals (through aliases, enums, finite templates): their
-        literals recased; of ``string`` or a pattern, refused (a pattern of
-        cased text is not written here)."""
+        literals recased; of ``string``: the strings it leaves alone
+        (``case_mappings``), a template of one placeholder as TypeScript
+        reads it; of a pattern, refused (a pattern of cased text is not
+        written here)."""
         (target,) = self._arguments(node, 1)
         recase = _STRING_INTRINSICS[node.name]
         literals = []
         for member in self._members(target, ()):
+            if member == Keyword("string"):
+                literals.append(TemplateType((CaseMapped(node.name),), node.token))
+                continue
             if not (isinstance(member, Literal) and isinstance(member.value, str)):
-                raise error_at(node.token, f"{node.name} takes string literal types here")
+                raise error_at(
+                    node.token, f"{node.name} takes string and string literal types here"
+                )
             literals.append(Literal(recase(member.value)))
         unique = list(dict.fromkeys(literals))
         return unique[0] if len(unique) == 1 else Union(tuple(unique))
@@ -318,6 +327,8 @@ class _SchemaBuilder:
             return self._template_regex(member)
         if isinstance(member, Keyword) and member.name in _PRINTED_KEYWORDS:
             return _PRINTED_KEYWORDS[member.name]
+        if isinstance(member, CaseMapped):
+            return unchanged_pattern(member.intrinsic)
         raise error_at(
             node.token,
             "a template literal type's placeholders take string, number, boolean, null "

@@ -96,6 +96,14 @@ class TemplateType:
 
 
 @dataclass(frozen=True)
+class CaseMapped:
+    """``Lowercase<string>`` (``Uppercase``, ``Capitalize``, ``Uncapitalize``): the
+    strings the intrinsic leaves as they are; a template literal type's placeholder."""
+
+    intrinsic: str
+
+
+@dataclass(frozen=True)
 class KeyOf:
     """``keyof T``: the names of an object type's members."""
 
