@@ -462,7 +462,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = bigint", "unsupported construct 'bigint' (not JSON-serializable)", 1, 17),
         ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
         ("export type T = { a: never }", "'never' has no value", 1, 22),
-        ("export type T = Uppercase<`a${string}`>", "Uppercase takes string and string literal", 1, 17),
+        ("export type T = Uppercase<`a${string}`>", "Uppercase takes string and string", 1, 17),
         ("export type T = never", "'never' has no value", 1, 17),
         ("export type T = undefined", "'undefined' is not JSON", 1, 17),
         (

@@ -60,7 +60,8 @@ def test_sampled_outputs_type_check(intrinsic: str) -> None:
 @pytest.mark.parametrize("direction", ["lower", "upper"])
 def test_every_kept_character_is_left_alone_by_typescript(direction: str) -> None:
     """A spread of the class's characters, one string each, type-checked."""
-    characters = [chr(c) for first, last in unchanged_ranges(direction) for c in range(first, last + 1)]
+    ranges = unchanged_ranges(direction)
+    characters = [chr(code) for first, last in ranges for code in range(first, last + 1)]
     picked = characters[::97] + characters[-3:]
     intrinsic = "Lowercase" if direction == "lower" else "Uppercase"
     texts = [json.dumps(character) for character in picked]

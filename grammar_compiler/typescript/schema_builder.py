@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from grammar_compiler.errors import ConstraintError
+from grammar_compiler.typescript.case_mappings import unchanged_pattern
 from grammar_compiler.typescript.generics import Instance, Instantiator, substitute
 from grammar_compiler.typescript.jsdoc import jsdoc_keywords
 from grammar_compiler.typescript.relations import Relations, program_refusal
 from grammar_compiler.typescript.signatures import SIGNATURE_UTILITIES, read_from_signatures
-from grammar_compiler.typescript.case_mappings import unchanged_pattern
 from grammar_compiler.typescript.syntax import (
     ArrayType,
     CaseMapped,
