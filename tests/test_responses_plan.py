@@ -175,3 +175,29 @@ def test_the_grammar_extension_and_vllm_fields_constrain_as_on_chat() -> None:
         text={"format": {"type": "json_object"}}, grammar={"type": "regex", "value": "a"}
     )
     assert both.param == "text.format" and "grammar and text.format both" in both.message
+
+
+def test_output_logprobs_are_asked_of_chat_through_include_or_top_logprobs() -> None:
+    assert _plan().top_logprobs is None
+    assert _plan(include=["message.output_text.logprobs"]).top_logprobs == 0
+    assert _plan(include=["message.output_text.logprobs"], top_logprobs=3).top_logprobs == 3
+    assert _plan(top_logprobs=2).top_logprobs == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "words"),
+    [
+        ({"include": ["reasoning.encrypted_content"]}, "include[0]", "not served here"),
+        (
+            {"include": ["message.output_text.logprobs", "file_search_call.results"]},
+            "include[1]",
+            "only 'message.output_text.logprobs'",
+        ),
+        ({"top_logprobs": 6}, "top_logprobs", "at most 5"),
+    ],
+)
+def test_includes_not_served_and_too_many_alternatives_are_refused(
+    fields: dict, param: str, words: str
+) -> None:
+    error = _refused(**fields)
+    assert error.status == 400 and error.param == param and words in error.message

@@ -4,7 +4,9 @@
 input items become chat messages (``instructions`` a system message first,
 ``function_call`` items an assistant message's tool calls,
 ``function_call_output`` items tool messages), ``text.format`` becomes
-``response_format`` and flat function tools become chat tools. ``plan_chat``
+``response_format``, flat function tools become chat tools, and
+``include: ["message.output_text.logprobs"]`` (or ``top_logprobs`` alone)
+asks for chat's logprobs. ``plan_chat``
 then decides what is supported, as for ``/v1/chat/completions``; its errors
 are renamed back to the field the client sent.
 """
@@ -21,6 +23,7 @@ from frontend.chat.schemas import ChatCompletionRequest
 from frontend.completions.schemas import VLLM_CONSTRAINT_FIELDS
 from frontend.errors import APIError
 from frontend.responses.schemas import (
+    OUTPUT_LOGPROBS,
     FunctionCallItem,
     InputMessage,
     NamedFunctionChoice,
@@ -52,6 +55,13 @@ def plan_responses(
             "(a response's output items included) in input",
             param="previous_response_id",
         )
+    for index, value in enumerate(body.include or ()):
+        if value != OUTPUT_LOGPROBS:
+            raise APIError(
+                400,
+                f"include[{index}]: {value!r} is not served here; only {OUTPUT_LOGPROBS!r}",
+                param=f"include[{index}]",
+            )
     try:
         chat = ChatCompletionRequest.model_validate(_chat_fields(body), strict=False)
     except ValidationError as error:  # a field valid here that chat reads otherwise
@@ -95,6 +105,8 @@ def _chat_fields(body: ResponsesRequest) -> dict[str, Any]:
         "user": body.user,
         "parallel_tool_calls": body.parallel_tool_calls,
     }
+    if OUTPUT_LOGPROBS in (body.include or ()) or body.top_logprobs is not None:
+        fields |= {"logprobs": True, "top_logprobs": body.top_logprobs or 0}
     text_format = body.text.format if body.text is not None else None
     if text_format is not None and text_format.type == "json_schema":
         given = text_format.model_dump(by_alias=True, exclude_none=True, exclude={"type"})

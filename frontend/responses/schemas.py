@@ -14,8 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from frontend.chat.schemas import EXAMPLE_SCHEMA, MAX_MESSAGES, MODEL_DESCRIPTION
+from frontend.chat.schemas import EXAMPLE_SCHEMA, MAX_MESSAGES, MODEL_DESCRIPTION, TokenLogprob
 from frontend.completions.schemas import Grammar, VllmConstraintFields, request_config
+
+OUTPUT_LOGPROBS = "message.output_text.logprobs"
+"""The one ``include`` value served: the other ones name things this server has not."""
 
 
 class _Strict(BaseModel):
@@ -138,12 +141,20 @@ class ResponsesRequest(VllmConstraintFields):
     )
     metadata: dict[str, str] | None = Field(None, max_length=16)
     user: str | None = Field(None, description="End-user id, written to the request log.")
+    include: list[StrictStr] | None = Field(
+        None,
+        description=f"Only {OUTPUT_LOGPROBS!r}: each output token's log probability.",
+    )
+    top_logprobs: int | None = Field(
+        None, ge=0, le=20, description="Alternatives listed per token (at most 5 here)."
+    )
 
 
 class OutputTextPart(BaseModel):
     type: Literal["output_text"] = "output_text"
     text: str
     annotations: list[Any] = Field(default_factory=list)
+    logprobs: list[TokenLogprob] = Field(default_factory=list)
 
 
 class OutputMessage(BaseModel):

@@ -25,8 +25,10 @@ from pydantic import BaseModel
 
 from frontend.chat import service as chat_service
 from frontend.chat.plan import ChatPlan
+from frontend.chat.schemas import TokenLogprob
 from frontend.completions import service as completions
-from frontend.completions.schemas import ToolCall, Usage
+from frontend.completions.logprobs import concatenate
+from frontend.completions.schemas import LegacyLogprobs, ToolCall, Usage
 from frontend.errors import APIError
 from frontend.responses.plan import located
 from frontend.responses.schemas import (
@@ -113,11 +115,11 @@ def _usage(usage: Usage) -> ResponseUsage:
     )
 
 
-def _message(text: str, status: str, item_id: str | None = None) -> OutputMessage:
+def _message(text: str, status: str, logprobs: list[TokenLogprob] | None = None) -> OutputMessage:
     return OutputMessage(
-        id=item_id or f"msg_{uuid.uuid4().hex}",
+        id=f"msg_{uuid.uuid4().hex}",
         status=status,
-        content=[OutputTextPart(text=text)],
+        content=[OutputTextPart(text=text, logprobs=logprobs or [])],
     )
 
 
@@ -130,9 +132,18 @@ async def complete(request: Request, body: ResponsesRequest, plan: ChatPlan) -> 
     answer = _Answer(body, chat.model)
     if choice.message.content:
         status = "incomplete" if choice.finish_reason == "length" else "completed"
-        answer.output.append(_message(choice.message.content, status))
+        logprobs = choice.logprobs.content if choice.logprobs is not None else None
+        answer.output.append(_message(choice.message.content, status, logprobs))
     answer.add_calls(choice.message.tool_calls or [])
     return answer.response(choice.finish_reason or "stop", chat.usage)
+
+
+def _token_logprobs(parts: list[LegacyLogprobs], top: int | None) -> list[TokenLogprob]:
+    """The streamed text's tokens as the Responses API lists them; none unless asked."""
+    if top is None or not parts:
+        return []
+    logprobs = chat_service.chat_logprobs(concatenate(parts), top)
+    return list(logprobs.content or ()) if logprobs is not None else []
 
 
 def _sse(kind: str, payload: dict) -> bytes:
@@ -167,13 +178,16 @@ async def stream(request: Request, body: ResponsesRequest, plan: ChatPlan) -> St
 
     async def text_events() -> AsyncIterator[bytes]:
         message: OutputMessage | None = None  # the text item, once text came
+        pending: list[LegacyLogprobs] = []
         finish_reason = None
         try:
             async for run, chunk in pieces():
                 _, piece = await run.add(chunk)
-                text, _ = held.take(piece)
+                text, parts = held.take(piece)
+                pending += parts  # a token that ends no character yet waits for the text
                 finish_reason = piece.finish_reason or finish_reason
                 if piece.tool_calls:
+                    pending = []  # a call's tokens: its item lists no logprobs
                     start = len(answer.output)
                     for index, item in enumerate(answer.add_calls(piece.tool_calls), start):
                         for data in events.function_call(index, item):
@@ -185,9 +199,12 @@ async def stream(request: Request, body: ResponsesRequest, plan: ChatPlan) -> St
                     for data in events.message_opened(len(answer.output) - 1, message):
                         yield data
                 if text:
+                    logprobs, pending = _token_logprobs(pending, plan.top_logprobs), []
                     message.content[0].text += text
-                    yield events.delta(answer.output.index(message), message, text)
+                    message.content[0].logprobs += logprobs
+                    yield events.delta(answer.output.index(message), message, text, logprobs)
             if message is not None:
+                message.content[0].logprobs += _token_logprobs(pending, plan.top_logprobs)
                 message.status = "incomplete" if finish_reason == "length" else "completed"
                 for data in events.message_closed(answer.output.index(message), message):
                     yield data
@@ -237,21 +254,28 @@ class _Events:
             ),
         ]
 
-    def delta(self, index: int, message: OutputMessage, text: str) -> bytes:
+    def delta(
+        self, index: int, message: OutputMessage, text: str, logprobs: list[TokenLogprob]
+    ) -> bytes:
         return self.event(
             "response.output_text.delta",
             item_id=message.id,
             output_index=index,
             content_index=0,
             delta=text,
-            logprobs=[],
+            logprobs=[entry.model_dump() for entry in logprobs],
         )
 
     def message_closed(self, index: int, message: OutputMessage) -> list[bytes]:
         part = message.content[0]
         where = {"item_id": message.id, "output_index": index, "content_index": 0}
         return [
-            self.event("response.output_text.done", **where, text=part.text, logprobs=[]),
+            self.event(
+                "response.output_text.done",
+                **where,
+                text=part.text,
+                logprobs=[entry.model_dump() for entry in part.logprobs],
+            ),
             self.event("response.content_part.done", **where, part=part.model_dump()),
             self.event("response.output_item.done", output_index=index, item=message.model_dump()),
         ]

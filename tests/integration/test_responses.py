@@ -77,6 +77,36 @@ def test_streamed_events_add_up_to_the_collected_response(service: Service) -> N
     assert events[-1].response.usage == collected.usage
 
 
+def test_logprobs_come_with_the_text_when_included(service: Service) -> None:
+    """Each output token once, with its alternatives, in the text's order; streamed,
+    each delta carries its own tokens and the done event all of them."""
+    sdk = service.sdk()
+    fields = {
+        "model": "default",
+        "input": PERSON,
+        "max_output_tokens": 10,
+        "temperature": 0,
+        "include": ["message.output_text.logprobs"],
+        "top_logprobs": 2,
+    }
+    response = sdk.responses.create(**fields)
+    part = response.output[0].content[0]
+    assert len(part.logprobs) == response.usage.output_tokens
+    assert "".join(entry.token for entry in part.logprobs) == part.text
+    for entry in part.logprobs:
+        assert entry.logprob <= 0 and len(entry.top_logprobs) == 2
+        assert bytes(entry.bytes).decode() == entry.token
+        assert entry.top_logprobs[0].logprob >= entry.top_logprobs[1].logprob
+    events = list(sdk.responses.create(**fields, stream=True))
+    deltas = [e for e in events if e.type == "response.output_text.delta"]
+    assert all(e.logprobs for e in deltas)
+    assert [t.token for e in deltas for t in e.logprobs] == [t.token for t in part.logprobs]
+    (done,) = [e for e in events if e.type == "response.output_text.done"]
+    assert [t.token for t in done.logprobs] == [t.token for t in part.logprobs]
+    plain = sdk.responses.create(**{**fields, "include": None, "top_logprobs": None})
+    assert plain.output[0].content[0].logprobs == []
+
+
 def test_parse_returns_a_validated_pydantic_instance(service: Service) -> None:
     response = service.sdk().responses.parse(
         model="default",
@@ -180,6 +210,7 @@ def test_streamed_function_calls_arrive_as_argument_events(service: Service) -> 
         ),
         ({"max_output_tokens": 0}, "max_output_tokens"),
         ({"reasoning": {"effort": "low"}}, "reasoning"),
+        ({"include": ["reasoning.encrypted_content"]}, "include[0]"),
     ],
 )
 def test_bad_fields_are_refused_naming_the_field(service: Service, fields: dict, param) -> None:
