@@ -53,6 +53,7 @@ from typing import Any
 
 import torch
 
+from engine.string_schemas import free_string_lengths, may_be_string
 from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS, UNIQUE_BY, value_key
 
 _QUOTE = ord('"')
@@ -156,6 +157,7 @@ class _Container:
     choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
+    longest: int | None = None  # a unique array of strings of bounded length: the maximum
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
     keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
@@ -293,11 +295,18 @@ class JsonOutline:
         choices = self._listed_items(schemas) if unique else None
         anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
         anchor = anchors[0] if unique and choices is None and anchors else None
-        integers = None
+        integers = longest = None
         if unique and choices is None:
-            integers = _integer_range(self._expanded(item_schemas(schemas, 0)))
+            item = self._expanded(item_schemas(schemas, 0))
+            integers, longest = _integer_range(item), _longest_string(item)
         return _Container(
-            schemas, names=None, unique=unique, choices=choices, anchor=anchor, integers=integers
+            schemas,
+            names=None,
+            unique=unique,
+            choices=choices,
+            anchor=anchor,
+            integers=integers,
+            longest=longest,
         )
 
     def _members_before(self, keyed: _KeyedItem) -> str | None:
@@ -389,12 +398,15 @@ class JsonOutline:
 
 
 def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
-    """A string item ends at its closing quote; any other at the ``,`` or ``]`` after it."""
+    """A string item ends at its closing quote, or where it reaches the strings'
+    maximum length (only the quote may follow there); any other item at the
+    ``,`` or ``]`` after it."""
     if top.expects_item:
         for item in top.items:
             endings = (b"",) if item[:1] == b'"' else (b",", b"]")
+            text = item[:-1] if _longest(item, top.longest) else item
             for ending in endings:
-                yield from _spaced(item + ending, True)
+                yield from _spaced(text + ending, True)
         return
     written = top.item
     if written is None or (written[:1] == b'"') != in_string:
@@ -404,10 +416,26 @@ def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
             continue
         rest = item[len(written) :]
         if in_string:
-            yield rest
+            yield rest[:-1] if len(rest) > 1 and _longest(item, top.longest) else rest
         else:
             yield rest + b","
             yield rest + b"]"
+
+
+def _longest(item: bytes, longest: int | None) -> bool:
+    """Whether a string item (its text, quotes included) is as long as the
+    array's strings may be, so that nothing but its quote can follow it."""
+    if longest is None or item[:1] != b'"':
+        return False
+    return len(item[1:-1].decode("utf-8", "replace")) == longest
+
+
+def _longest_string(schemas: tuple[dict, ...]) -> int | None:
+    """The maximum length of an array's item strings, where the items' one
+    string schema is the compiler's free string of bounded length."""
+    strings = [schema for schema in schemas if may_be_string(schema)]
+    lengths = free_string_lengths(strings[0].get("pattern")) if len(strings) == 1 else None
+    return None if lengths is None else lengths[1]
 
 
 def _integer_range(schemas: tuple[dict, ...]) -> tuple[int | None, int | None] | None:

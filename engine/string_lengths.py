@@ -30,9 +30,7 @@ branch of ``anyOf`` beside another string, ``patternProperties``,
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,7 +38,7 @@ import numpy as np
 import torch
 
 from engine.json_repeats import MAX_SUBSCHEMAS, expanded, item_schemas, member_schemas
-from grammar_compiler.ecma_regex import any_string, to_xgrammar
+from engine.string_schemas import free_string, free_string_lengths, may_be_string
 from grammar_compiler.json_schema.normalize import UNIQUE_BY
 
 _FOLLOWED = frozenset(
@@ -61,31 +59,14 @@ COUNT_PAST_LIMIT_STATES = 300
 SECONDS_PER_STATE_AND_TOKEN = 6.2e-8
 """8 ms per state with Llama 3's 128k vocabulary (maxLength 100: 0.8 s; above
 128: 2.4 s; the demo's 4k vocabulary: maxLength 255 in 0.1 s)."""
-_COUNTED = re.compile(r"(\[[^{}]+\])(?:\{(\d+)\}\1)?\{(\d+)(?:,(\d+))?\}", re.DOTALL)
-"""``C{n}``, ``C{m,n}`` or ``C{m}C{0,k}`` of one class ``C``: the compiler's
-counted strings (the last where a count past 128 keeps its lower part apart)."""
 _QUOTE = ord('"')
-
-
-@functools.lru_cache(maxsize=1024)
-def _free_string(low: int, high: int | None) -> str:
-    """The pattern the compiler writes for any string of these lengths."""
-    return to_xgrammar(any_string(low, high))
 
 
 def string_bounds(pattern: Any) -> tuple[int, int] | None:
     """(minLength, maxLength) of a pattern that is the compiler's free string
     of a bounded length, with a count xgrammar would expand; else None."""
-    counted = _COUNTED.fullmatch(pattern) if isinstance(pattern, str) else None
-    if counted is None:
-        return None
-    before, first, last = counted[2], int(counted[3]), counted[4]
-    low, high = (first, first) if last is None else (first, int(last))
-    if before is not None:
-        low, high = int(before), int(before) + high
-    if high < 2 or pattern != _free_string(low, high):
-        return None
-    return low, high
+    lengths = free_string_lengths(pattern)
+    return lengths if lengths is not None and lengths[1] >= 2 else None
 
 
 def bounded_strings(root: Any, shortest: int = 0) -> dict[int, tuple[int, int]]:
@@ -112,7 +93,7 @@ def bounded_strings(root: Any, shortest: int = 0) -> dict[int, tuple[int, int]]:
         if key in seen:
             continue
         seen.add(key)
-        strings = [schema for schema in schemas if _may_be_string(schema)]
+        strings = [schema for schema in schemas if may_be_string(schema)]
         for schema in strings:
             bounds = string_bounds(schema.get("pattern"))
             if bounds is not None and bounds[1] >= shortest:
@@ -138,7 +119,7 @@ def relaxed_schema(root: Any, bounded: Mapping[int, tuple[int, int]]) -> str:
     bound."""
     for schema in _all_schemas(root):
         if id(schema) in bounded:
-            schema["pattern"] = _free_string(bounded[id(schema)][0], None)
+            schema["pattern"] = free_string(bounded[id(schema)][0], None)
     return json.dumps(root, ensure_ascii=False)
 
 
@@ -153,18 +134,6 @@ def _inner_sets(root: Any, schemas: tuple[dict, ...]) -> list[tuple[dict, ...]]:
     positions = max((len(schema.get("prefixItems", ())) for schema in schemas), default=0)
     found += [expanded(root, item_schemas(schemas, index)) for index in range(positions + 1)]
     return [inner for inner in found if inner]
-
-
-def _may_be_string(schema: dict) -> bool:
-    if "type" in schema:
-        types = schema["type"]
-        return "string" in (types if isinstance(types, list) else [types])
-    if "const" in schema:
-        return isinstance(schema["const"], str)
-    if "enum" in schema:
-        return any(isinstance(value, str) for value in schema["enum"])
-    # a schema of branches only is not a string itself: its branches are in the set
-    return not {"$ref", "anyOf", "oneOf", "allOf"} & set(schema)
 
 
 def _follows_all(root: Any) -> bool:

@@ -1883,6 +1883,25 @@ def test_unique_items_of_plain_scalars_in_a_schema_given_whole(
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 
+@pytest.mark.parametrize(
+    ("array", "subset"),
+    [({}, True), ({"maxItems": 200}, True), ({"maxItems": 8, "minItems": 2}, False)],
+)
+def test_unique_strings_of_bounded_length_hold_at_most_93_items(array: dict, subset: bool) -> None:
+    """The guard keeps out a taken string of the maximum length before its
+    quote; with at most 93 items it is never cornered (``engine.json_repeats``)."""
+    schema = {**UNIQUE, "items": {"type": "string", "minLength": 1, "maxLength": 2}, **array}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    rendered = json.loads(constraint.value)
+    assert constraint.not_enforced == () and rendered["uniqueItems"]
+    assert rendered["maxItems"] == (93 if subset else array["maxItems"])
+    assert [s.keyword for s in constraint.report.subsets] == (["uniqueItems"] if subset else [])
+    assert decoder.accepts('["ab", "a", "b"]') and decoder.accepts('["é", "中"]')
+    for bad in ('["ab", "ab"]', '["a", "b", "a"]', '["abc"]'):
+        assert not decoder.accepts(bad), bad
+    _assert_sound(json.dumps({**schema, "maxItems": 8}), walks=40, whole=True)
+
+
 def test_unique_items_named_by_a_ref_are_read_through_it() -> None:
     schema = {
         **UNIQUE,
@@ -2065,8 +2084,8 @@ def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(items
             True,
             "only items it can always keep apart",
         ),
-        (
-            {**UNIQUE, "items": {"type": "string", "maxLength": 2}},
+        (  # more strings than MAX_BOUNDED_UNIQUE_ITEMS
+            {**UNIQUE, "items": {"type": "string", "maxLength": 2}, "minItems": 94},
             True,
             "only items it can always keep apart",
         ),

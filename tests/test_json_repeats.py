@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
+import json_instances
+import jsonschema
+import numpy as np
 import pytest
 import torch
 import xgrammar as xgr
 
 from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
+from grammar_compiler import compile_json_schema
+from grammar_compiler.json_schema.normalize import MAX_BOUNDED_UNIQUE_ITEMS
 
 MAP = {"type": "object", "additionalProperties": {}}
 
@@ -293,3 +300,59 @@ MIXED = {
 def test_scalar_items_of_several_kinds(pieces: tuple[bytes, ...], texts: list[bytes]) -> None:
     outline = _keys_after(*pieces, schema=MIXED)
     assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+def _bounded_unique(low: int, high: int, **array: object) -> dict:
+    schema = {"type": "array", "items": {"type": "string", "minLength": low, "maxLength": high}}
+    unique = {**schema, **array, "uniqueItems": True}
+    compiled = compile_json_schema(unique, strict=True, decoder_guard=True)
+    return json.loads(compiled.value)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'["abc", "ab',), [b"c"]),  # "abc" is as long as they may be: its last "c" goes
+        ((b'["abc", ',), [b'"abc', b' "abc']),
+        ((b'["ab", "a',), [b'b"']),  # "ab" may still go on
+        ((b'["ab", "abc", "ab',), [b'"', b"c"]),
+        ((b'["abc", "abc',), [b'"']),  # already cornered (the guard then gives way)
+    ],
+)
+def test_taken_strings_of_the_maximum_length_are_kept_out_before_their_quote(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    outline = _keys_after(*pieces, schema=_bounded_unique(0, 3, maxItems=5))
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1, 1), (3, 3), (0, 2)])
+def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
+    low: int, high: int
+) -> None:
+    """93 items of bounded strings (``MAX_BOUNDED_UNIQUE_ITEMS``), each token
+    the first the masks allow: the same start again and again, the hardest
+    way to fill the array with different strings. The guard never has to
+    give way, and the output is valid."""
+    schema = _bounded_unique(low, high, minItems=MAX_BOUNDED_UNIQUE_ITEMS)
+    assert schema["maxItems"] == MAX_BOUNDED_UNIQUE_ITEMS
+    vocabulary, end = json_instances.VOCABULARY, json_instances.END
+    compiled = json_instances.Decoder(json.dumps(schema)).compiled
+    matcher = xgr.GrammarMatcher(compiled)
+    bitmask = xgr.allocate_token_bitmask(1, len(vocabulary))
+    guard = RepeatGuard([token.encode("utf-8") for token in vocabulary])
+    outline, written = JsonOutline(schema), []
+    while not matcher.is_terminated():
+        matcher.fill_next_token_bitmask(bitmask)
+        bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
+        allowed = set(np.flatnonzero(bits[: len(vocabulary)]).tolist())
+        allowed -= set(guard.banned(outline) or ())
+        assert allowed, f"cornered after {''.join(written)!r}"
+        token = min(allowed)
+        assert matcher.accept_token(token)
+        if token != end:
+            written.append(vocabulary[token])
+            outline.push(vocabulary[token].encode("utf-8"))
+    items = json.loads("".join(written))
+    assert len(items) == len(set(items)) == MAX_BOUNDED_UNIQUE_ITEMS
+    jsonschema.validate(items, schema)

@@ -664,6 +664,7 @@ class Compiler:
             if raw_items is not None:
                 items = self.node(raw_items, f"{where}/items")
         max_items = _optional_int(schema.get("maxItems"))
+        min_items = int(schema.get("minItems", 0))
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
         distinct = None if prefix else distinct_values(self.definition_of(items))
         if unique and self.decoder_guard and distinct is None and not prefix:
@@ -671,6 +672,11 @@ class Compiler:
             if listed is not None:  # a bounded pattern's strings, kept apart as listed values
                 items = listed
                 distinct = len(listed.enum or ())
+            elif _bounded_strings(self.definition_of(items), min_items):
+                distinct = math.inf
+                if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
+                    max_items = MAX_BOUNDED_UNIQUE_ITEMS
+                    self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
             elif anchor := unique_anchor(meant := _objects_meant(self.definition_of(items))):
                 why = (
                     f"items are kept apart by {anchor!r} and the members before it: two that "
@@ -693,7 +699,6 @@ class Compiler:
             tail = None if items is None else self.definition_of(items)
             if _tuple_kept_apart([self.definition_of(node) for node in prefix], tail):
                 distinct = math.inf
-        min_items = int(schema.get("minItems", 0))
         if unique and (not self.decoder_guard or distinct is None):
             self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
             unique = False
@@ -1064,6 +1069,22 @@ MAX_LISTED_INTEGERS = 256
 """Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
 
 
+MAX_BOUNDED_UNIQUE_ITEMS = 93
+"""The most items a unique array of free strings of bounded length holds.
+
+The decoder keeps a taken string from being written again, and where a taken
+one is as long as the strings may be, it keeps out its last characters too
+(only the closing quote could follow them; ``engine.json_repeats``). A
+string being written is then cornered only where it cannot end (too short,
+or taken) and each of the 93 printable ASCII characters a JSON string holds
+unescaped (every byte-level vocabulary has them as tokens) would make it a
+taken string of the maximum length: 93 taken items. With at most 93 items,
+at most 92 are taken while one is written."""
+_BOUNDED_UNIQUE_WHY = (
+    f"a unique array of strings of bounded length holds at most {MAX_BOUNDED_UNIQUE_ITEMS} "
+    "items, which the decoder can always keep apart"
+)
+
 MAX_LISTED_STRINGS = 1024
 """Strings a bounded pattern may match for a unique array's items to be listed."""
 
@@ -1073,6 +1094,20 @@ def _plain_string(node: Node) -> bool:
     rest = replace(node, min_length=0, max_length=None, regexes=())
     return node.kinds == {"string"} and rest == Node(
         where=node.where, kinds=node.kinds, origins=node.origins
+    )
+
+
+def _bounded_strings(node: Node | None, min_items: int) -> bool:
+    """Whether items are free strings of bounded length (``maxLength`` alone, no
+    pattern or format), enough of them kept apart for ``min_items``
+    (``MAX_BOUNDED_UNIQUE_ITEMS``)."""
+    return (
+        node is not None
+        and _plain_string(node)
+        and node.max_length is not None
+        and node.max_length >= 1
+        and not node.regexes
+        and min_items <= MAX_BOUNDED_UNIQUE_ITEMS
     )
 
 
