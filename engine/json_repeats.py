@@ -299,6 +299,9 @@ class JsonOutline:
         if unique and choices is None:
             item = self._expanded(item_schemas(schemas, 0))
             integers, longest = _integer_range(item), _longest_string(item)
+            if anchor is not None:
+                name = json.dumps(anchor, ensure_ascii=False)[1:-1].encode("utf-8")
+                longest = _longest_string(self._expanded(member_schemas(item, name)))
         return _Container(
             schemas,
             names=None,
@@ -346,7 +349,8 @@ class JsonOutline:
         if top.names is not None:
             yield from self._names_to_avoid(top)
             if top.keyed is not None:
-                yield from self._keys_to_avoid(top, self._open[-2].keys)
+                array = self._open[-2]
+                yield from self._keys_to_avoid(top, array.keys, array.longest)
         elif top.unique and top.choices is not None:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
@@ -366,23 +370,29 @@ class JsonOutline:
             for name in top.names:
                 yield from _spaced(b'"' + name + b'"', True)
 
-    def _keys_to_avoid(self, item: _Container, keys: set[tuple[str, bytes]]) -> Iterator[bytes]:
+    def _keys_to_avoid(
+        self, item: _Container, keys: set[tuple[str, bytes]], longest: int | None
+    ) -> Iterator[bytes]:
         """Where the item's anchor string is (about to be) written: each way of
-        ending it as a finished item with the same members before it did."""
+        ending it as a finished item with the same members before it did (for
+        a string as long as the anchor may be: writing its last character)."""
         keyed = item.keyed
         if keyed is None or keyed.prior is None or keyed.key is not None:
             return
         taken = [text for prior, text in keys if prior == keyed.prior]
         if keyed.value_start is None and not self._in_string:
             for text in taken:
+                quoted = b'"' + text + (b"" if _longest(b'"' + text + b'"', longest) else b'"')
                 if item.expects_name:  # the colon is still to come
-                    yield b': "' + text + b'"'
-                yield from _spaced(b'"' + text + b'"', True)
+                    yield b": " + quoted
+                yield from _spaced(quoted, True)
         elif keyed.value_start is not None and self._in_string:
             written = bytes(self._text[keyed.value_start :])
             for text in taken:
-                if text.startswith(written):
-                    yield text[len(written) :] + b'"'
+                if not text.startswith(written):
+                    continue
+                full = _longest(b'"' + text + b'"', longest) and len(text) > len(written)
+                yield text[len(written) :] + (b"" if full else b'"')
 
     def writes_by_character(self, text: str) -> bool:
         """Feeds ``text`` a character at a time, as a model writing one character

@@ -2052,20 +2052,41 @@ def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe()
 
 
 @pytest.mark.parametrize(
-    "items",
+    "array",
     [
-        {**PERSON, "required": ["on"]},  # the string may be left out
-        {
-            **PERSON,
-            "properties": {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}},
+        {**UNIQUE, "items": {**PERSON, "required": ["on"]}},  # the string may be left out
+        {  # more items than MAX_BOUNDED_UNIQUE_ITEMS
+            **UNIQUE,
+            "items": {
+                **PERSON,
+                "properties": {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}},
+            },
+            "minItems": 94,
         },
-        {**PERSON, "properties": {**PERSON["properties"], "name": {"format": "date"}}},
-        {"anyOf": [PERSON, {"type": "null"}]},
+        {
+            **UNIQUE,
+            "items": {**PERSON, "properties": {**PERSON["properties"], "name": {"format": "date"}}},
+        },
+        {**UNIQUE, "items": {"anyOf": [PERSON, {"type": "null"}]}},
     ],
-    ids=["optional", "bounded", "date", "union"],
+    ids=["optional", "bounded-too-many", "date", "union"],
 )
-def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(items: dict) -> None:
-    assert "only items it can always keep apart" in _refused({**UNIQUE, "items": items}, whole=True)
+def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(array: dict) -> None:
+    assert "only items it can always keep apart" in _refused(array, whole=True)
+
+
+def test_unique_objects_kept_apart_by_a_string_of_bounded_length_hold_at_most_93() -> None:
+    bounded = {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}}
+    schema = {**UNIQUE, "items": {**PERSON, "properties": bounded}}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    rendered = json.loads(constraint.value)
+    assert rendered["x-unique-items-by"] == "name" and rendered["maxItems"] == 93
+    (subset,) = constraint.report.subsets
+    assert "'name' is of bounded length, so at most 93 items" in subset.note
+    assert decoder.accepts('[{"name": "abcdefgh", "on": true}, {"name": "abcdefg", "on": true}]')
+    twice = '[{"name": "abcdefgh", "on": true}, {"name": "abcdefgh", "on": false}]'
+    assert not decoder.accepts(twice)
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 
 @pytest.mark.parametrize(

@@ -302,9 +302,14 @@ def test_scalar_items_of_several_kinds(pieces: tuple[bytes, ...], texts: list[by
     assert sorted(outline.texts_to_avoid()) == sorted(texts)
 
 
-def _bounded_unique(low: int, high: int, **array: object) -> dict:
-    schema = {"type": "array", "items": {"type": "string", "minLength": low, "maxLength": high}}
-    unique = {**schema, **array, "uniqueItems": True}
+def _bounded_unique(low: int, high: int, *, keyed: bool = False, **array: object) -> dict:
+    """A unique array of strings of ``low`` to ``high`` characters (``keyed``:
+    of objects kept apart by such a string), compiled as a schema given whole."""
+    string = {"type": "string", "minLength": low, "maxLength": high}
+    items = (
+        {"type": "object", "properties": {"id": string}, "required": ["id"]} if keyed else string
+    )
+    unique = {"type": "array", "items": items, **array, "uniqueItems": True}
     compiled = compile_json_schema(unique, strict=True, decoder_guard=True)
     return json.loads(compiled.value)
 
@@ -326,15 +331,33 @@ def test_taken_strings_of_the_maximum_length_are_kept_out_before_their_quote(
     assert sorted(outline.texts_to_avoid()) == sorted(texts)
 
 
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'[{"id": "abc"}, {"id": "ab',), [b"c"]),
+        ((b'[{"id": "abc"}, {"id": ',), [b'"abc', b' "abc']),
+        ((b'[{"id": "abc"}, {"id"',), [b': "abc', b'"abc', b' "abc', b'"id"', b' "id"']),
+        ((b'[{"id": "ab"}, {"id": "a',), [b'b"']),
+    ],
+)
+def test_taken_anchors_of_the_maximum_length_are_kept_out_before_their_quote(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    schema = _bounded_unique(0, 3, keyed=True, maxItems=5)
+    assert schema["x-unique-items-by"] == "id"
+    assert sorted(_keys_after(*pieces, schema=schema).texts_to_avoid()) == sorted(texts)
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["strings", "objects"])
 @pytest.mark.parametrize(("low", "high"), [(1, 1), (3, 3), (0, 2)])
 def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
-    low: int, high: int
+    low: int, high: int, keyed: bool
 ) -> None:
-    """93 items of bounded strings (``MAX_BOUNDED_UNIQUE_ITEMS``), each token
-    the first the masks allow: the same start again and again, the hardest
-    way to fill the array with different strings. The guard never has to
-    give way, and the output is valid."""
-    schema = _bounded_unique(low, high, minItems=MAX_BOUNDED_UNIQUE_ITEMS)
+    """93 items of bounded strings (``MAX_BOUNDED_UNIQUE_ITEMS``), or of objects
+    kept apart by one, each token the first the masks allow: the same start
+    again and again, the hardest way to fill the array with different items.
+    The guard never has to give way, and the output is valid."""
+    schema = _bounded_unique(low, high, keyed=keyed, minItems=MAX_BOUNDED_UNIQUE_ITEMS)
     assert schema["maxItems"] == MAX_BOUNDED_UNIQUE_ITEMS
     vocabulary, end = json_instances.VOCABULARY, json_instances.END
     compiled = json_instances.Decoder(json.dumps(schema)).compiled
@@ -354,5 +377,5 @@ def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
             written.append(vocabulary[token])
             outline.push(vocabulary[token].encode("utf-8"))
     items = json.loads("".join(written))
-    assert len(items) == len(set(items)) == MAX_BOUNDED_UNIQUE_ITEMS
+    assert len({json.dumps(item) for item in items}) == MAX_BOUNDED_UNIQUE_ITEMS
     jsonschema.validate(items, schema)

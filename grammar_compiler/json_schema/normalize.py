@@ -677,7 +677,9 @@ class Compiler:
                 if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
                     max_items = MAX_BOUNDED_UNIQUE_ITEMS
                     self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
-            elif anchor := unique_anchor(meant := _objects_meant(self.definition_of(items))):
+            elif anchor := unique_anchor(
+                meant := _objects_meant(self.definition_of(items)), min_items
+            ):
                 why = (
                     f"items are kept apart by {anchor!r} and the members before it: two that "
                     "differ only after it are not both written"
@@ -685,6 +687,10 @@ class Compiler:
                 if meant is not self.definition_of(items):
                     items = meant
                     why += "; items without type are written as the objects their keywords describe"
+                bounded = meant is not None and meant.properties[anchor].max_length is not None
+                if bounded and (max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS):
+                    max_items = MAX_BOUNDED_UNIQUE_ITEMS
+                    why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
                 self.subset("uniqueItems", where, why)
                 distinct = math.inf
             elif _plain_integers(self.definition_of(items)):
@@ -1070,7 +1076,8 @@ MAX_LISTED_INTEGERS = 256
 
 
 MAX_BOUNDED_UNIQUE_ITEMS = 93
-"""The most items a unique array of free strings of bounded length holds.
+"""The most items a unique array of free strings of bounded length holds (or
+of objects kept apart by one, ``unique_anchor``).
 
 The decoder keeps a taken string from being written again, and where a taken
 one is as long as the strings may be, it keeps out its last characters too
@@ -1161,21 +1168,26 @@ def distinct_values(node: Node | None) -> float | None:
     return None
 
 
-def unique_anchor(node: Node | None) -> str | None:
+def unique_anchor(node: Node | None, min_items: int = 0) -> str | None:
     """The member that keeps a unique array's objects apart, if they have one:
-    required, and a string that can always go on (``distinct_values``). Two
-    objects that differ in it, or in the members written before it, differ;
-    so the decoder refuses to end that string where the object so far would
-    match a taken item's, and the string can always be made longer instead
+    required, and a string that can always go on (``distinct_values``), else
+    a free string of bounded length (``_bounded_strings``: the array then
+    holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``). Two objects that differ in
+    it, or in the members written before it, differ; so the decoder refuses
+    to end that string where the object so far would match a taken item's,
+    and the string can always be made longer or ended otherwise instead
     (``engine.json_repeats``). The grammar writes members in their declared
     order, so equal objects write the same members before it."""
     if node is None or node.ref is not None or node.any_of is not None or node.enum is not None:
         return None
     if effective_kinds(node) != {"object"}:
         return None
-    for name, member in node.properties.items():
-        open_string = member.kinds == {"string"} and distinct_values(member) == math.inf
-        if open_string and name in node.required:
+    required = [(n, m) for n, m in node.properties.items() if n in node.required]
+    for name, member in required:
+        if member.kinds == {"string"} and distinct_values(member) == math.inf:
+            return name
+    for name, member in required:
+        if _bounded_strings(member, min_items):
             return name
     return None
 
