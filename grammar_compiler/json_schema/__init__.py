@@ -63,7 +63,9 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       (no maxLength; ``regex_emit.
                                       always_extendable``) and a bounded
                                       pattern's strings, listed (at most
-                                      1,024: ``^[A-Z]{2}$``), a range's
+                                      1,024: ``^[A-Z]{2}$``), strings of
+                                      maxLength alone (at most 93 items:
+                                      ``MAX_BOUNDED_UNIQUE_ITEMS``), a range's
                                       integers, items of any value or of
                                       several scalar kinds (kept to strings,
                                       integers, booleans, null: a subset),
@@ -71,7 +73,8 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       strings (``_tuple_kept_apart``),
                                       and objects with
                                       a required string member that can
-                                      always go on (a subset: items differ
+                                      always go on or of maxLength alone
+                                      (a subset: items differ
                                       in it or in the members before it), in
                                       a schema given whole
                                       (``decoder_guard=True``); ignored by

@@ -1058,23 +1058,6 @@ def pattern_covers(pattern: str, name: str, where: str) -> bool:
         ) from None
 
 
-_UNIQUE_ITEMS_WHY = {
-    True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
-    "apart: listed values, a range's integers (no multipleOf), strings without maxLength "
-    "whose pattern or format can always go on or of a pattern with at most 1024 of them, "
-    "other scalars (kept to strings, integers, booleans and null), or objects with a "
-    "required string member that can always go on",
-    False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
-    "given whole (response_format, json_schema), not one inside a grammar",
-}
-UNIQUE_BY = "x-unique-items-by"
-"""The keyword of a rendered unique array of objects naming the member that
-keeps its items apart (``unique_anchor``); xgrammar ignores it, the decoder
-reads it."""
-MAX_LISTED_INTEGERS = 256
-"""Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
-
-
 MAX_BOUNDED_UNIQUE_ITEMS = 93
 """The most items a unique array of free strings of bounded length holds (or
 of objects kept apart by one, ``unique_anchor``).
@@ -1091,6 +1074,24 @@ _BOUNDED_UNIQUE_WHY = (
     f"a unique array of strings of bounded length holds at most {MAX_BOUNDED_UNIQUE_ITEMS} "
     "items, which the decoder can always keep apart"
 )
+
+_UNIQUE_ITEMS_WHY = {
+    True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
+    "apart: listed values, a range's integers (no multipleOf), strings without maxLength "
+    "whose pattern or format can always go on or of a pattern with at most 1024 of them, "
+    f"strings of maxLength alone (at most {MAX_BOUNDED_UNIQUE_ITEMS} items), other scalars "
+    "(kept to strings, integers, booleans and null), or objects with a required string "
+    "member that can always go on or of maxLength alone",
+    False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
+    "given whole (response_format, json_schema), not one inside a grammar",
+}
+UNIQUE_BY = "x-unique-items-by"
+"""The keyword of a rendered unique array of objects naming the member that
+keeps its items apart (``unique_anchor``); xgrammar ignores it, the decoder
+reads it."""
+MAX_LISTED_INTEGERS = 256
+"""Integers in a range this small are kept apart as listed values (``engine.json_repeats``)."""
+
 
 MAX_LISTED_STRINGS = 1024
 """Strings a bounded pattern may match for a unique array's items to be listed."""
