@@ -54,7 +54,14 @@ from typing import Any
 import torch
 
 from engine.string_schemas import free_string_lengths, may_be_string
-from grammar_compiler.json_schema.normalize import MAX_LISTED_INTEGERS, UNIQUE_BY, value_key
+from grammar_compiler.ecma_regex import pattern_counts
+from grammar_compiler.json_schema.normalize import (
+    MAX_LISTED_INTEGERS,
+    UNIQUE_BY,
+    UNIQUE_COUNTED,
+    value_key,
+)
+from grammar_compiler.regex_automaton import TextCounts
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -158,6 +165,7 @@ class _Container:
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
     longest: int | None = None  # a unique array of strings of bounded length: the maximum
+    counted: TextCounts | None = None  # a unique array of strings of a pattern, counted
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
     keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
@@ -295,13 +303,15 @@ class JsonOutline:
         choices = self._listed_items(schemas) if unique else None
         anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
         anchor = anchors[0] if unique and choices is None and anchors else None
-        integers = longest = None
+        integers = longest = counted = None
         if unique and choices is None:
             item = self._expanded(item_schemas(schemas, 0))
             integers, longest = _integer_range(item), _longest_string(item)
             if anchor is not None:
                 name = json.dumps(anchor, ensure_ascii=False)[1:-1].encode("utf-8")
                 longest = _longest_string(self._expanded(member_schemas(item, name)))
+            elif any(schema.get(UNIQUE_COUNTED) is True for schema in schemas):
+                counted = _item_counts(item)
         return _Container(
             schemas,
             names=None,
@@ -310,6 +320,7 @@ class JsonOutline:
             anchor=anchor,
             integers=integers,
             longest=longest,
+            counted=counted,
         )
 
     def _members_before(self, keyed: _KeyedItem) -> str | None:
@@ -355,6 +366,8 @@ class JsonOutline:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
             yield from _items_to_avoid(top, in_string=self._in_string)
+            if top.counted is not None:
+                yield from _dead_starts(top, top.counted, in_string=self._in_string)
             yield from _literals_to_avoid(top)
             if top.integers is not None:
                 yield from _integers_to_avoid(top)
@@ -438,6 +451,62 @@ def _longest(item: bytes, longest: int | None) -> bool:
     if longest is None or item[:1] != b'"':
         return False
     return len(item[1:-1].decode("utf-8", "replace")) == longest
+
+
+def _item_counts(schemas: tuple[dict, ...]) -> TextCounts | None:
+    """The texts of the items' one string schema, counted from each start."""
+    strings = [schema for schema in schemas if may_be_string(schema)]
+    pattern = strings[0].get("pattern") if len(strings) == 1 else None
+    return pattern_counts(pattern) if isinstance(pattern, str) else None
+
+
+def _dead_starts(top: _Container, counts: TextCounts, *, in_string: bool) -> Iterator[bytes]:
+    """Strings of a pattern (``UNIQUE_COUNTED``): each way on from the item being
+    written (between items: from its opening quote) into a start every ending
+    of which is taken, so that no start is ever left without an untaken end."""
+    if top.expects_item:
+        body, lead = b"", b'"'
+    elif top.item is None or top.item[:1] != b'"' or not in_string:
+        return  # not a string, or one already closed
+    else:
+        body, lead = bytes(top.item[1:]), b""
+    whole, cut = _whole_characters(body)
+    state = counts.state_after(whole)
+    if state is None:
+        return
+    taken = sorted(item[1:-1].decode("utf-8", "replace") for item in top.items)
+    if top.expects_item and counts.counts[state] <= len(taken):
+        yield from _spaced(b'"', True)  # every string is taken
+        return
+    for text in taken:
+        if not text.startswith(whole):
+            continue
+        reached: int | None = state
+        for end in range(len(whole) + 1, len(text) + 1):
+            reached = counts.state_after(text[end - 1], reached)
+            if reached is None:
+                break
+            start = text[:end]
+            if counts.counts[reached] <= _starting_with(taken, start):
+                ahead = start[len(whole) :].encode("utf-8")
+                if ahead.startswith(cut):  # past the bytes of a character already begun
+                    yield from _spaced(lead + ahead[len(cut) :], top.expects_item)
+                break
+
+
+def _whole_characters(body: bytes) -> tuple[str, bytes]:
+    """The text of whole characters in ``body``, and the bytes of one it only begins."""
+    for cut in range(min(4, len(body)) + 1):
+        try:
+            return body[: len(body) - cut].decode("utf-8"), body[len(body) - cut :]
+        except UnicodeDecodeError:
+            continue
+    return "", body
+
+
+def _starting_with(texts: list[str], start: str) -> int:
+    """How many of the sorted ``texts`` start with ``start``."""
+    return bisect.bisect_left(texts, start + "\U0010ffff") - bisect.bisect_left(texts, start)
 
 
 def _longest_string(schemas: tuple[dict, ...]) -> int | None:

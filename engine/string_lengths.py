@@ -39,7 +39,7 @@ import torch
 
 from engine.json_repeats import MAX_SUBSCHEMAS, expanded, item_schemas, member_schemas
 from engine.string_schemas import free_string, free_string_lengths, may_be_string
-from grammar_compiler.json_schema.normalize import UNIQUE_BY
+from grammar_compiler.json_schema.normalize import UNIQUE_BY, UNIQUE_COUNTED
 
 _FOLLOWED = frozenset(
     {
@@ -47,7 +47,7 @@ _FOLLOWED = frozenset(
         *("anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions", "enum", "const"),
         *("pattern", "minItems", "maxItems", "minProperties", "maxProperties", "uniqueItems"),
         *("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
-        *("description", "title", "$schema", UNIQUE_BY),
+        *("description", "title", "$schema", UNIQUE_BY, UNIQUE_COUNTED),
     }
 )
 """Keywords of the schemas the compiler writes that the outline follows, or

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 import regex
 
-from grammar_compiler import boundary_automaton, lookarounds, marked_groups
+from grammar_compiler import boundary_automaton, lookarounds, marked_groups, regex_automaton
 from grammar_compiler.case_folding import case_insensitive
 from grammar_compiler.code_points import (
     SCALAR_VALUES,
@@ -902,3 +902,20 @@ def to_xgrammar(node: Node) -> str:
     Every set excludes what JSON escapes, so the raw text is the string itself.
     """
     return emit(node, PATTERN_SYNTAX)
+
+
+COUNT_CAP = 2**62
+"""Where counting a pattern's texts stops: beyond, a start has endless endings."""
+
+
+@functools.lru_cache(maxsize=256)
+def pattern_counts(pattern: str) -> regex_automaton.TextCounts | None:
+    """The texts a written pattern (``to_xgrammar``'s) takes, counted from each
+    start (``regex_automaton.TextCounts``); None past the automata's bounds.
+
+    The compiler and the decoder both read the pattern as written, so the
+    decoder counts exactly the texts xgrammar lets it write."""
+    try:
+        return regex_automaton.TextCounts(parse_pattern(f"^{pattern}$"), COUNT_CAP)
+    except (PatternError, regex_automaton.TooComplex):
+        return None

@@ -402,3 +402,63 @@ def _measure(node: Node) -> tuple[int, int]:
 
 def _children(node: Seq | Alt) -> tuple[Node, ...]:
     return node.items if isinstance(node, Seq) else node.options
+
+
+# ---------------------------------------------------------------------------
+# Counting texts
+
+
+class TextCounts:
+    """How many texts of a regex each start can still end as (at most ``cap``):
+    its minimized automaton, with that count for each state.
+
+    Why: the decoder keeps a unique array's strings apart by refusing each
+    start every ending of which is taken (``engine.json_repeats``), which
+    needs, for a start, how many texts it can still become.
+    """
+
+    def __init__(self, node: Node, cap: int) -> None:
+        classes = Classes([node])
+        self._ranges = classes.ranges
+        self._dfa = minimized(_dfa(node, classes))
+        sizes = [sum(high - low + 1 for low, high in ranges) for ranges in classes.ranges]
+        self.counts = _counts(self._dfa, sizes, cap)
+
+    def total(self) -> int:
+        return self.counts[0] if self.counts else 0
+
+    def state_after(self, text: str, state: int = 0) -> int | None:
+        """The state ``text`` leads to from ``state``; None where no text goes on so."""
+        if not self.counts:
+            return None
+        for character in text:
+            code = ord(character)
+            member = next((i for i, r in enumerate(self._ranges) if holds(r, code)), None)
+            reached = None if member is None else self._dfa.moves[state].get(member)
+            if reached is None:
+                return None
+            state = reached
+        return state
+
+
+def _counts(dfa: Dfa, sizes: list[int], cap: int) -> list[int]:
+    """Texts accepted from each state, at most ``cap`` (every state of a minimized
+    automaton leads to acceptance, so one on a loop has endless texts)."""
+    counts: list[int | None] = [None] * len(dfa.moves)
+    on_path: set[int] = set()
+
+    def count(state: int) -> int:
+        known = counts[state]
+        if known is not None:
+            return known
+        if state in on_path:
+            return cap
+        on_path.add(state)
+        total = int(dfa.accepting[state])
+        for member, target in dfa.moves[state].items():
+            total = min(cap, total + sizes[member] * count(target))
+        on_path.discard(state)
+        counts[state] = total
+        return total
+
+    return [count(state) for state in range(len(dfa.moves))]

@@ -12,7 +12,7 @@ import torch
 import xgrammar as xgr
 
 from engine.json_repeats import JsonOutline, RepeatGuard, needs_outline
-from grammar_compiler import compile_json_schema
+from grammar_compiler import ConstraintError, compile_json_schema
 from grammar_compiler.json_schema.normalize import MAX_BOUNDED_UNIQUE_ITEMS
 
 MAP = {"type": "object", "additionalProperties": {}}
@@ -359,6 +359,37 @@ def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
     The guard never has to give way, and the output is valid."""
     schema = _bounded_unique(low, high, keyed=keyed, minItems=MAX_BOUNDED_UNIQUE_ITEMS)
     assert schema["maxItems"] == MAX_BOUNDED_UNIQUE_ITEMS
+    assert len(_first_allowed_walk(schema)) == MAX_BOUNDED_UNIQUE_ITEMS
+
+
+@pytest.mark.parametrize(
+    ("items", "count"),
+    [
+        ({"type": "string", "pattern": "^[A-Z][01]{10}$"}, 100),
+        ({"type": "string", "format": "date"}, 60),
+        ({"type": "string", "pattern": "^[a-c]+\\.io$", "maxLength": 6}, 39),  # every one
+    ],
+    ids=["binary", "date", "domains"],
+)
+def test_strings_of_a_pattern_are_counted_so_no_start_is_left_without_an_end(
+    items: dict, count: int
+) -> None:
+    """The first allowed token every time: "A0000000000", "A0000000001", then
+    "A000000000" has no ending left and must not be written again."""
+    array = {"type": "array", "items": items, "minItems": count, "maxItems": count}
+    array["uniqueItems"] = True
+    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    assert schema["x-unique-items-counted"] is True
+    assert _first_allowed_walk(schema) is not None
+    if count == 39:  # 3 + 9 + 27 domains: a 40th is refused
+        refused = {**array, "minItems": 40}
+        with pytest.raises(ConstraintError, match="take 39 values"):
+            compile_json_schema(refused, strict=True, decoder_guard=True)
+
+
+def _first_allowed_walk(schema: dict) -> list:
+    """The output of a writer taking the first token the masks allow each time;
+    fails where the guard would have to give way."""
     vocabulary, end = json_instances.VOCABULARY, json_instances.END
     compiled = json_instances.Decoder(json.dumps(schema)).compiled
     matcher = xgr.GrammarMatcher(compiled)
@@ -377,5 +408,6 @@ def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
             written.append(vocabulary[token])
             outline.push(vocabulary[token].encode("utf-8"))
     items = json.loads("".join(written))
-    assert len({json.dumps(item) for item in items}) == MAX_BOUNDED_UNIQUE_ITEMS
-    jsonschema.validate(items, schema)
+    assert len({json.dumps(item) for item in items}) == len(items)
+    jsonschema.validate(items, schema, format_checker=jsonschema.FormatChecker())
+    return items

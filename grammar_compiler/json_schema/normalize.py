@@ -73,6 +73,7 @@ from grammar_compiler.json_schema.pointers import escape_token, location
 from grammar_compiler.json_schema.ref_cycles import refuse_in_place_cycles
 from grammar_compiler.json_schema.refs import RefIndex, RemoteRef, references_in
 from grammar_compiler.json_schema.size import MAX_OPTIONAL_PROPERTIES
+from grammar_compiler.regex_automaton import TextCounts
 from grammar_compiler.regex_emit import always_extendable, finite_texts
 
 MAX_BRANCHES = 1000
@@ -677,6 +678,8 @@ class Compiler:
                 if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
                     max_items = MAX_BOUNDED_UNIQUE_ITEMS
                     self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
+            elif (counts := counted_strings(self.definition_of(items))) is not None:
+                distinct = counts.total()
             elif anchor := unique_anchor(
                 meant := _objects_meant(self.definition_of(items)), min_items
             ):
@@ -1085,6 +1088,9 @@ _UNIQUE_ITEMS_WHY = {
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
+UNIQUE_COUNTED = "x-unique-items-counted"
+"""The keyword of a rendered unique array of strings of one pattern that the
+decoder keeps apart by counting (``counted_strings``); xgrammar ignores it."""
 UNIQUE_BY = "x-unique-items-by"
 """The keyword of a rendered unique array of objects naming the member that
 keeps its items apart (``unique_anchor``); xgrammar ignores it, the decoder
@@ -1117,6 +1123,20 @@ def _bounded_strings(node: Node | None, min_items: int) -> bool:
         and not node.regexes
         and min_items <= MAX_BOUNDED_UNIQUE_ITEMS
     )
+
+
+def counted_strings(node: Node | None) -> TextCounts | None:
+    """Strings of one pattern or format (and lengths), counted from each start as
+    the decoder counts them (``UNIQUE_COUNTED``); None where the automaton would
+    be too large. A unique array of them is kept apart by refusing each start
+    every ending of which is taken (``engine.json_repeats``): ``date``,
+    ``uuid``, ``^[A-Z]{3}$``, ``^[a-z]+\\.com$``."""
+    if node is None or not _plain_string(node) or len(node.regexes) != 1:
+        return None
+    if unwritable(node.regexes):
+        return None
+    bounded = ecma_regex.restrict_length(node.regexes[0].node, node.min_length, node.max_length)
+    return None if bounded is None else ecma_regex.pattern_counts(ecma_regex.to_xgrammar(bounded))
 
 
 def _listed_strings(node: Node | None) -> Node | None:

@@ -30,7 +30,9 @@ from grammar_compiler.json_schema.nodes import (
 )
 from grammar_compiler.json_schema.normalize import (
     UNIQUE_BY,
+    UNIQUE_COUNTED,
     Compiler,
+    counted_strings,
     distinct_values,
     pattern_covers,
     unique_anchor,
@@ -550,6 +552,10 @@ class Renderer:
             anchor = unique_anchor(self.compiler.definition_of(node.items))
             if anchor is not None and distinct_values(node.items) is None:
                 keywords[UNIQUE_BY] = anchor
+            elif distinct_values(node.items) is None and counted_strings(
+                self.compiler.definition_of(node.items)
+            ):
+                keywords[UNIQUE_COUNTED] = True
         return keywords
 
     def _object(self, node: Node) -> dict | None:
