@@ -82,9 +82,10 @@ def test_validate_lists_what_is_enforced_as_a_subset() -> None:
 UNIQUE_NUMBERS_NOTE = (
     "xgrammar ignores it, and the decoder keeps apart only items it can always keep apart: "
     "listed values, a range's integers (no multipleOf), strings without maxLength whose "
-    "pattern or format can always go on or of a pattern with at most 1024 of them, other "
-    "scalars (kept to strings, integers, booleans and null), or objects with a required "
-    "string member that can always go on"
+    "pattern or format can always go on, strings of maxLength alone (at most 93 items) or of "
+    "one pattern or format whose strings it can count, other scalars (kept to strings, "
+    "integers, booleans and null), or objects with a required string member that can always "
+    "go on or of maxLength alone"
 )
 
 

@@ -63,7 +63,9 @@ uniqueItems                 partly    kept by the decoder for arrays of listed
                                       (no maxLength; ``regex_emit.
                                       always_extendable``) and a bounded
                                       pattern's strings, listed (at most
-                                      1,024: ``^[A-Z]{2}$``), strings of
+                                      1,024: ``^[A-Z]{2}$``) or counted
+                                      (``date``, ``uuid``:
+                                      ``counted_strings``), strings of
                                       maxLength alone (at most 93 items:
                                       ``MAX_BOUNDED_UNIQUE_ITEMS``), a range's
                                       integers, items of any value or of

@@ -1081,10 +1081,10 @@ _BOUNDED_UNIQUE_WHY = (
 _UNIQUE_ITEMS_WHY = {
     True: "xgrammar ignores it, and the decoder keeps apart only items it can always keep "
     "apart: listed values, a range's integers (no multipleOf), strings without maxLength "
-    "whose pattern or format can always go on or of a pattern with at most 1024 of them, "
-    f"strings of maxLength alone (at most {MAX_BOUNDED_UNIQUE_ITEMS} items), other scalars "
-    "(kept to strings, integers, booleans and null), or objects with a required string "
-    "member that can always go on or of maxLength alone",
+    "whose pattern or format can always go on, strings of maxLength alone (at most "
+    f"{MAX_BOUNDED_UNIQUE_ITEMS} items) or of one pattern or format whose strings it can "
+    "count, other scalars (kept to strings, integers, booleans and null), or objects with a "
+    "required string member that can always go on or of maxLength alone",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
