@@ -313,6 +313,47 @@ def test_response_format_keeps_names_and_unique_items_apart(
     jsonschema.validate(json.loads(choice.text), schema)
 
 
+def test_unique_dates_and_short_strings_are_kept_apart_when_served(
+    service: Service, tiny_model_dir
+) -> None:
+    """Dates (counted on their pattern's automaton) and strings of maxLength 1
+    (their longest taken ones kept out before the quote), with "0" and the
+    quote pushed up: greedy decoding would repeat "0001-01-01" and "" forever."""
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    pushed = [t for text in ('"', "0") for t in tokenizer.encode(text, add_special_tokens=False)]
+    unique = {"type": "array", "uniqueItems": True, "minItems": 12, "maxItems": 12}
+    schema = {
+        "type": "object",
+        "properties": {
+            "days": {**unique, "items": {"type": "string", "format": "date"}},
+            "marks": {**unique, "items": {"type": "string", "maxLength": 1}},
+        },
+        "required": ["days", "marks"],
+        "additionalProperties": False,
+    }
+    result = _create(
+        service,
+        prompt="JSON: ",
+        max_tokens=400,
+        logit_bias={str(token): 30 for token in pushed},
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "t", "schema": schema, "strict": True},
+        },
+        **GREEDY,
+    )
+    (choice,) = result.choices
+    assert choice.finish_reason == "stop", choice.text
+    value = json.loads(choice.text)
+    for name in ("days", "marks"):
+        assert len(set(value[name])) == 12, choice.text
+    # The model kept to one start ("0002-02-0") until none of its nine days was left.
+    starts = {day[:9] for day in value["days"]}
+    assert any(sum(d.startswith(s) for d in value["days"]) == 9 for s in starts), choice.text
+    assert "" in value["marks"], choice.text
+    jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
+
+
 def _whitespace_outside_strings(text: str) -> list[int]:
     """Positions of whitespace between JSON tokens, other than the one space
     after a ',' or ':' separator."""
