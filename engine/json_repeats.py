@@ -166,6 +166,7 @@ class _Container:
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
     longest: int | None = None  # a unique array of strings of bounded length: the maximum
     counted: TextCounts | None = None  # a unique array of strings of a pattern, counted
+    dead: tuple[int, list[tuple[str, tuple[int, ...]]]] | None = None  # see _dead_lengths
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
     keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
@@ -471,27 +472,37 @@ def _dead_starts(top: _Container, counts: TextCounts, *, in_string: bool) -> Ite
     else:
         body, lead = bytes(top.item[1:]), b""
     whole, cut = _whole_characters(body)
-    state = counts.state_after(whole)
-    if state is None:
-        return
-    taken = sorted(item[1:-1].decode("utf-8", "replace") for item in top.items)
-    if top.expects_item and counts.counts[state] <= len(taken):
-        yield from _spaced(b'"', True)  # every string is taken
-        return
-    for text in taken:
+    for text, lengths in _dead_lengths(top, counts):
         if not text.startswith(whole):
             continue
-        reached: int | None = state
-        for end in range(len(whole) + 1, len(text) + 1):
-            reached = counts.state_after(text[end - 1], reached)
-            if reached is None:
+        end = next((length for length in lengths if length >= len(whole)), None)
+        if end == len(whole) == 0:  # every string is taken: no item may start
+            yield from _spaced(b'"', True)
+        elif end is not None and end > len(whole):
+            ahead = text[len(whole) : end].encode("utf-8")
+            if ahead.startswith(cut):  # past the bytes of a character already begun
+                yield from _spaced(lead + ahead[len(cut) :], top.expects_item)
+
+
+def _dead_lengths(top: _Container, counts: TextCounts) -> list[tuple[str, tuple[int, ...]]]:
+    """Each taken string with the lengths of its starts every ending of which is
+    taken; worked out again only when another item is taken."""
+    if top.dead is not None and top.dead[0] == len(top.items):
+        return top.dead[1]
+    taken = sorted(item[1:-1].decode("utf-8", "replace") for item in top.items)
+    found = []
+    for text in taken:
+        lengths = [0] if counts.total() <= len(taken) else []
+        state: int | None = 0
+        for end in range(1, len(text) + 1):
+            state = counts.state_after(text[end - 1], state)
+            if state is None:
                 break
-            start = text[:end]
-            if counts.counts[reached] <= _starting_with(taken, start):
-                ahead = start[len(whole) :].encode("utf-8")
-                if ahead.startswith(cut):  # past the bytes of a character already begun
-                    yield from _spaced(lead + ahead[len(cut) :], top.expects_item)
-                break
+            if counts.counts[state] <= _starting_with(taken, text[:end]):
+                lengths.append(end)
+        found.append((text, tuple(lengths)))
+    top.dead = (len(top.items), found)
+    return found
 
 
 def _whole_characters(body: bytes) -> tuple[str, bytes]:

@@ -423,6 +423,7 @@ class TextCounts:
         self._dfa = minimized(_dfa(node, classes))
         sizes = [sum(high - low + 1 for low, high in ranges) for ranges in classes.ranges]
         self.counts = _counts(self._dfa, sizes, cap)
+        self._members: dict[int, int | None] = {}
 
     def total(self) -> int:
         return self.counts[0] if self.counts else 0
@@ -432,13 +433,19 @@ class TextCounts:
         if not self.counts:
             return None
         for character in text:
-            code = ord(character)
-            member = next((i for i, r in enumerate(self._ranges) if holds(r, code)), None)
+            member = self._member(ord(character))
             reached = None if member is None else self._dfa.moves[state].get(member)
             if reached is None:
                 return None
             state = reached
         return state
+
+    def _member(self, code: int) -> int | None:
+        """The class ``code`` is in (remembered: the decoder asks again and again)."""
+        if code not in self._members:
+            found = (i for i, ranges in enumerate(self._ranges) if holds(ranges, code))
+            self._members[code] = next(found, None)
+        return self._members[code]
 
 
 def _counts(dfa: Dfa, sizes: list[int], cap: int) -> list[int]:
