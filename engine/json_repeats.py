@@ -37,7 +37,13 @@ ending in the item's range is taken (``_integers_to_avoid``: a start that
 could end as a new value never is). Objects are kept apart by the member
 the compiler names (``UNIQUE_BY``): a required string that can always go
 on, whose end is refused where the object so far matches a finished
-item's (``_KeyedItem``). A token that holds a whole name or item after other text (``, "id"``) is
+item's (``_KeyedItem``). Strings (or such members) of ``maxLength`` alone
+cannot go on at the maximum: a taken one of that length is kept out before
+its quote (``_longest``; the compiler caps such arrays at 93 items, which
+no writer can corner). Strings of a pattern too many to list
+(``UNIQUE_COUNTED``: ``date``, ``uuid``) are counted on the pattern's
+automaton: a start every ending of which is taken is kept out
+(``_dead_starts``). A token that holds a whole name or item after other text (``, "id"``) is
 not looked into: vocabularies hold few such tokens, and finding them would
 mean searching every token's bytes each time.
 """
