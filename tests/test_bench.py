@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from bench import stats
+from bench.json_grammar import tokenizer_compiler
 from bench.load import split_among
 from bench.mask_fill import SCHEMAS, compiler_and_guard, measure
+from bench.pattern_fill import CASES, fill_times, guard_cost
 from bench.plots import write_plots
 from bench.report import render_summary, write_json, write_summary
 from bench.served_cpu import process_label
@@ -273,6 +275,24 @@ def test_mask_fill_walks_every_bench_schema_to_its_end(tiny_model_dir: Path) -> 
         result = measure(compiler, guard, schema, walks=2, seed=0)
         assert result["fills"] >= 2 * 8  # every schema needs several tokens
         assert 0 < result["fill_ms_p50"] <= result["fill_ms_p99"] <= result["fill_ms_max"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_pattern_fill_walks_both_spellings_along_the_same_text(
+    tiny_model_dir: Path, case: dict
+) -> None:
+    """Each spelling takes every character of the case's text (else it raises),
+    and a fill is timed after each."""
+    compiler = tokenizer_compiler(tiny_model_dir)
+    written = len(case["text"]) + (case["kind"] == "pattern")
+    for spelling in ("before", "after"):
+        times = fill_times(compiler, case, spelling, repeat=2)
+        assert len(times) == written and all(value > 0 for value in times)
+
+
+def test_pattern_fill_times_the_unique_dates_guard() -> None:
+    cost = guard_cost(taken=5, repeat=3)
+    assert cost["taken"] == 5 and cost["first_call_us"] > 0 and cost["later_call_us"] > 0
 
 
 @pytest.mark.parametrize(
