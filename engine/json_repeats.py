@@ -313,12 +313,15 @@ class JsonOutline:
         integers = longest = counted = None
         if unique and choices is None:
             item = self._expanded(item_schemas(schemas, 0))
-            integers, longest = _integer_range(item), _longest_string(item)
+            integers = _integer_range(item)
             if anchor is not None:
                 name = json.dumps(anchor, ensure_ascii=False)[1:-1].encode("utf-8")
-                longest = _longest_string(self._expanded(member_schemas(item, name)))
-            elif any(schema.get(UNIQUE_COUNTED) is True for schema in schemas):
-                counted = _item_counts(item)
+                item = self._expanded(member_schemas(item, name))
+            pattern = _string_pattern(item)
+            lengths = free_string_lengths(pattern)
+            longest = None if lengths is None else lengths[1]
+            if anchor is None and any(schema.get(UNIQUE_COUNTED) is True for schema in schemas):
+                counted = pattern_counts(pattern) if isinstance(pattern, str) else None
         return _Container(
             schemas,
             names=None,
@@ -402,7 +405,7 @@ class JsonOutline:
         taken = [text for prior, text in keys if prior == keyed.prior]
         if keyed.value_start is None and not self._in_string:
             for text in taken:
-                quoted = b'"' + text + (b"" if _longest(b'"' + text + b'"', longest) else b'"')
+                quoted = b'"' + text + (b"" if _longest(text, longest) else b'"')
                 if item.expects_name:  # the colon is still to come
                     yield b": " + quoted
                 yield from _spaced(quoted, True)
@@ -411,7 +414,7 @@ class JsonOutline:
             for text in taken:
                 if not text.startswith(written):
                     continue
-                full = _longest(b'"' + text + b'"', longest) and len(text) > len(written)
+                full = _longest(text, longest) and len(text) > len(written)
                 yield text[len(written) :] + (b"" if full else b'"')
 
     def writes_by_character(self, text: str) -> bool:
@@ -434,7 +437,8 @@ def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
     if top.expects_item:
         for item in top.items:
             endings = (b"",) if item[:1] == b'"' else (b",", b"]")
-            text = item[:-1] if _longest(item, top.longest) else item
+            string = item[:1] == b'"'
+            text = item[:-1] if string and _longest(item[1:-1], top.longest) else item
             for ending in endings:
                 yield from _spaced(text + ending, True)
         return
@@ -446,25 +450,22 @@ def _items_to_avoid(top: _Container, *, in_string: bool) -> Iterator[bytes]:
             continue
         rest = item[len(written) :]
         if in_string:
-            yield rest[:-1] if len(rest) > 1 and _longest(item, top.longest) else rest
+            yield rest[:-1] if len(rest) > 1 and _longest(item[1:-1], top.longest) else rest
         else:
             yield rest + b","
             yield rest + b"]"
 
 
-def _longest(item: bytes, longest: int | None) -> bool:
-    """Whether a string item (its text, quotes included) is as long as the
-    array's strings may be, so that nothing but its quote can follow it."""
-    if longest is None or item[:1] != b'"':
-        return False
-    return len(item[1:-1].decode("utf-8", "replace")) == longest
+def _longest(content: bytes, longest: int | None) -> bool:
+    """Whether a string (between its quotes) is as long as the array's strings
+    may be, so that nothing but its quote can follow it."""
+    return longest is not None and len(content.decode("utf-8", "replace")) == longest
 
 
-def _item_counts(schemas: tuple[dict, ...]) -> TextCounts | None:
-    """The texts of the items' one string schema, counted from each start."""
+def _string_pattern(schemas: tuple[dict, ...]) -> Any:
+    """The pattern of the one schema among ``schemas`` that may be a string, if any."""
     strings = [schema for schema in schemas if may_be_string(schema)]
-    pattern = strings[0].get("pattern") if len(strings) == 1 else None
-    return pattern_counts(pattern) if isinstance(pattern, str) else None
+    return strings[0].get("pattern") if len(strings) == 1 else None
 
 
 def _dead_starts(top: _Container, counts: TextCounts, *, in_string: bool) -> Iterator[bytes]:
@@ -524,14 +525,6 @@ def _whole_characters(body: bytes) -> tuple[str, bytes]:
 def _starting_with(texts: list[str], start: str) -> int:
     """How many of the sorted ``texts`` start with ``start``."""
     return bisect.bisect_left(texts, start + "\U0010ffff") - bisect.bisect_left(texts, start)
-
-
-def _longest_string(schemas: tuple[dict, ...]) -> int | None:
-    """The maximum length of an array's item strings, where the items' one
-    string schema is the compiler's free string of bounded length."""
-    strings = [schema for schema in schemas if may_be_string(schema)]
-    lengths = free_string_lengths(strings[0].get("pattern")) if len(strings) == 1 else None
-    return None if lengths is None else lengths[1]
 
 
 def _integer_range(schemas: tuple[dict, ...]) -> tuple[int | None, int | None] | None:

@@ -549,13 +549,12 @@ class Renderer:
             keywords["maxItems"] = max_items
         if node.unique and (max_items is None or max_items > 1):
             keywords["uniqueItems"] = True  # xgrammar ignores it; the decoder reads it
-            anchor = unique_anchor(self.compiler.definition_of(node.items))
-            if anchor is not None and distinct_values(node.items) is None:
-                keywords[UNIQUE_BY] = anchor
-            elif distinct_values(node.items) is None and counted_strings(
-                self.compiler.definition_of(node.items)
-            ):
-                keywords[UNIQUE_COUNTED] = True
+            item = self.compiler.definition_of(node.items)
+            if distinct_values(node.items) is None:  # not kept apart as listed or open values
+                if (anchor := unique_anchor(item)) is not None:
+                    keywords[UNIQUE_BY] = anchor
+                elif counted_strings(item) is not None:
+                    keywords[UNIQUE_COUNTED] = True
         return keywords
 
     def _object(self, node: Node) -> dict | None:
