@@ -134,6 +134,10 @@ def _free_names(node: dict) -> bool:
     return "properties" not in node if extra is None else extra is not False
 
 
+_DeadStarts = tuple[int, list[tuple[str, tuple[int, ...]]]]
+"""How many strings were taken, and each with the lengths of its dead starts."""
+
+
 @dataclass
 class _KeyedItem:
     """An object item of a unique array kept apart by one member (``UNIQUE_BY``).
@@ -171,8 +175,8 @@ class _Container:
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
     longest: int | None = None  # a unique array of strings of bounded length: the maximum
-    counted: TextCounts | None = None  # a unique array of strings of a pattern, counted
-    dead: tuple[int, list[tuple[str, tuple[int, ...]]]] | None = None  # see _dead_lengths
+    counted: TextCounts | None = None  # a unique array of strings (or anchors) of a pattern
+    dead: dict[str | None, _DeadStarts] = field(default_factory=dict)  # see _dead_lengths
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
     keyed: _KeyedItem | None = None  # an object that is an item of such an array
 
@@ -320,7 +324,7 @@ class JsonOutline:
             pattern = _string_pattern(item)
             lengths = free_string_lengths(pattern)
             longest = None if lengths is None else lengths[1]
-            if anchor is None and any(schema.get(UNIQUE_COUNTED) is True for schema in schemas):
+            if any(schema.get(UNIQUE_COUNTED) is True for schema in schemas):
                 counted = pattern_counts(pattern) if isinstance(pattern, str) else None
         return _Container(
             schemas,
@@ -370,8 +374,7 @@ class JsonOutline:
         if top.names is not None:
             yield from self._names_to_avoid(top)
             if top.keyed is not None:
-                array = self._open[-2]
-                yield from self._keys_to_avoid(top, array.keys, array.longest)
+                yield from self._keys_to_avoid(top, self._open[-2])
         elif top.unique and top.choices is not None:
             yield from _listed_items_to_avoid(top, in_string=self._in_string)
         elif top.unique:
@@ -393,29 +396,33 @@ class JsonOutline:
             for name in top.names:
                 yield from _spaced(b'"' + name + b'"', True)
 
-    def _keys_to_avoid(
-        self, item: _Container, keys: set[tuple[str, bytes]], longest: int | None
-    ) -> Iterator[bytes]:
+    def _keys_to_avoid(self, item: _Container, array: _Container) -> Iterator[bytes]:
         """Where the item's anchor string is (about to be) written: each way of
         ending it as a finished item with the same members before it did (for
-        a string as long as the anchor may be: writing its last character)."""
+        a string as long as the anchor may be: writing its last character);
+        for an anchor of a counted pattern, each way into a start every
+        ending of which such items took."""
         keyed = item.keyed
         if keyed is None or keyed.prior is None or keyed.key is not None:
             return
-        taken = [text for prior, text in keys if prior == keyed.prior]
+        taken = [text for prior, text in array.keys if prior == keyed.prior]
+        dead = []
+        if array.counted is not None:
+            dead = _dead_lengths(array, array.counted, taken, keyed.prior)
         if keyed.value_start is None and not self._in_string:
-            for text in taken:
-                quoted = b'"' + text + (b"" if _longest(text, longest) else b'"')
+            quoted = [b'"' + t + (b"" if _longest(t, array.longest) else b'"') for t in taken]
+            for text in [*quoted, *_dead_ahead(dead, None)]:
                 if item.expects_name:  # the colon is still to come
-                    yield b": " + quoted
-                yield from _spaced(quoted, True)
+                    yield b": " + text
+                yield from _spaced(text, True)
         elif keyed.value_start is not None and self._in_string:
             written = bytes(self._text[keyed.value_start :])
             for text in taken:
                 if not text.startswith(written):
                     continue
-                full = _longest(text, longest) and len(text) > len(written)
+                full = _longest(text, array.longest) and len(text) > len(written)
                 yield text[len(written) :] + (b"" if full else b'"')
+            yield from _dead_ahead(dead, written)
 
     def writes_by_character(self, text: str) -> bool:
         """Feeds ``text`` a character at a time, as a model writing one character
@@ -473,30 +480,47 @@ def _dead_starts(top: _Container, counts: TextCounts, *, in_string: bool) -> Ite
     written (between items: from its opening quote) into a start every ending
     of which is taken, so that no start is ever left without an untaken end."""
     if top.expects_item:
-        body, lead = b"", b'"'
+        body = None
     elif top.item is None or top.item[:1] != b'"' or not in_string:
         return  # not a string, or one already closed
     else:
-        body, lead = bytes(top.item[1:]), b""
-    whole, cut = _whole_characters(body)
-    for text, lengths in _dead_lengths(top, counts):
+        body = bytes(top.item[1:])
+    taken = [item[1:-1] for item in top.items]
+    for text in _dead_ahead(_dead_lengths(top, counts, taken), body):
+        yield from _spaced(text, top.expects_item)
+
+
+def _dead_ahead(found: list[tuple[str, tuple[int, ...]]], body: bytes | None) -> Iterator[bytes]:
+    """Each way on from a string written so far (``body``, past its opening
+    quote; None: before that quote, which the texts then start with) into one
+    of the dead starts ``found`` (``_dead_lengths``)."""
+    whole, cut = _whole_characters(body or b"")
+    lead = b'"' if body is None else b""
+    seen: set[str] = set()  # taken strings share their dead starts
+    for text, lengths in found:
         if not text.startswith(whole):
             continue
         end = next((length for length in lengths if length >= len(whole)), None)
-        if end == len(whole) == 0:  # every string is taken: no item may start
-            yield from _spaced(b'"', True)
-        elif end is not None and end > len(whole):
+        if end == len(whole) == 0:  # every string is taken: none may start (or end empty)
+            yield b'"'
+        elif end is not None and end > len(whole) and text[:end] not in seen:
+            seen.add(text[:end])
             ahead = text[len(whole) : end].encode("utf-8")
             if ahead.startswith(cut):  # past the bytes of a character already begun
-                yield from _spaced(lead + ahead[len(cut) :], top.expects_item)
+                yield lead + ahead[len(cut) :]
 
 
-def _dead_lengths(top: _Container, counts: TextCounts) -> list[tuple[str, tuple[int, ...]]]:
-    """Each taken string with the lengths of its starts every ending of which is
-    taken; worked out again only when another item is taken."""
-    if top.dead is not None and top.dead[0] == len(top.items):
-        return top.dead[1]
-    taken = sorted(item[1:-1].decode("utf-8", "replace") for item in top.items)
+def _dead_lengths(
+    top: _Container, counts: TextCounts, strings: list[bytes], prior: str | None = None
+) -> list[tuple[str, tuple[int, ...]]]:
+    """Each taken string (``strings``: as written, inside the quotes) with the
+    lengths of its starts every ending of which is taken; worked out again
+    only when another is taken (cached per ``prior``: an anchor's members
+    before it, ``_KeyedItem``)."""
+    cached = top.dead.get(prior)
+    if cached is not None and cached[0] == len(strings):
+        return cached[1]
+    taken = sorted(string.decode("utf-8", "replace") for string in strings)
     found = []
     for text in taken:
         lengths = [0] if counts.total() <= len(taken) else []
@@ -508,7 +532,7 @@ def _dead_lengths(top: _Container, counts: TextCounts) -> list[tuple[str, tuple[
             if counts.counts[state] <= _starting_with(taken, text[:end]):
                 lengths.append(end)
         found.append((text, tuple(lengths)))
-    top.dead = (len(top.items), found)
+    top.dead[prior] = (len(strings), found)
     return found
 
 

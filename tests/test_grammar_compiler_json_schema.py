@@ -18,6 +18,7 @@ import functools
 import json
 import random
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -2124,6 +2125,35 @@ def test_unique_objects_kept_apart_by_a_string_of_bounded_length_hold_at_most_93
     assert decoder.accepts('[{"name": "abcdefgh", "on": true}, {"name": "abcdefg", "on": true}]')
     twice = '[{"name": "abcdefgh", "on": true}, {"name": "abcdefgh", "on": false}]'
     assert not decoder.accepts(twice)
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
+
+
+@pytest.mark.parametrize(
+    ("anchor", "cap"),
+    [({"type": "string", "format": "date"}, 3652059), ({"type": "string", "format": "uuid"}, None)],
+    ids=["date", "uuid"],
+)
+def test_unique_objects_kept_apart_by_a_counted_pattern(anchor: dict, cap: int | None) -> None:
+    """A ``date`` or ``uuid`` id: the decoder counts the anchor's strings
+    (``x-unique-items-counted``), so an array holds at most as many items as
+    there are dates (a subset the report names); uuids are never that few."""
+    schema = {**UNIQUE, "items": {**PERSON, "properties": {**PERSON["properties"], "name": anchor}}}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    rendered = json.loads(constraint.value)
+    assert rendered["x-unique-items-by"] == "name" and rendered["x-unique-items-counted"] is True
+    assert rendered.get("maxItems") == cap
+    (subset,) = constraint.report.subsets
+    assert (f"takes {cap} values, so at most {cap} items" in subset.note) == (cap is not None)
+    first, second = (
+        ("2024-02-29", "2024-03-01") if cap else (str(uuid.UUID(int=1)), str(uuid.UUID(int=2)))
+    )
+    two = f'[{{"name": "{first}", "on": true}}, {{"name": "{second}", "on": true}}]'
+    twice = f'[{{"name": "{first}", "on": true}}, {{"age": 1, "name": "{first}", "on": true}}]'
+    assert constraint.judge(two) is None and decoder.accepts(two)
+    assert constraint.judge(twice) is None and decoder.accepts(twice)  # members before it differ
+    same = f'[{{"name": "{first}", "on": true}}, {{"name": "{first}", "on": false}}]'
+    assert constraint.judge(same) is None and not decoder.accepts(same)  # the subset
+    assert not decoder.accepts(two.replace(second, "2023-02-29"))  # no such date
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 

@@ -387,6 +387,70 @@ def test_strings_of_a_pattern_are_counted_so_no_start_is_left_without_an_end(
             compile_json_schema(refused, strict=True, decoder_guard=True)
 
 
+@pytest.mark.parametrize(
+    ("anchor", "count"),
+    [
+        ({"type": "string", "format": "date"}, 40),
+        ({"type": "string", "format": "uuid"}, 20),
+        ({"type": "string", "pattern": "^[a-c]+\\.io$", "maxLength": 6}, 39),  # every one
+    ],
+    ids=["date", "uuid", "domains"],
+)
+def test_objects_anchored_by_a_counted_pattern_are_never_cornered(anchor: dict, count: int) -> None:
+    """Objects kept apart by a required ``date`` or ``uuid`` member, written by
+    the first allowed token each time (the other member always the same):
+    each start of the anchor whose every ending earlier items took is kept
+    out, so each item finds a new anchor."""
+    item = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "id": anchor},
+        "required": ["ok", "id"],
+        "additionalProperties": False,
+    }
+    array = {"type": "array", "items": item, "minItems": count, "uniqueItems": True}
+    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    assert schema["x-unique-items-by"] == "id"
+    assert schema["x-unique-items-counted"] is True
+    assert schema["maxItems"] >= count  # as many items as the anchor takes values
+    items = _first_allowed_walk({**schema, "maxItems": count})
+    assert len({entry["id"] for entry in items}) == len(items) == count
+    if count == 39:  # every domain taken: the array holds no more, and a 40th is refused
+        assert schema["maxItems"] == 39
+        with pytest.raises(ConstraintError, match="take 39 values"):
+            compile_json_schema({**array, "minItems": 40}, strict=True, decoder_guard=True)
+
+
+_NINE_DAYS = b"[" + b", ".join(b'{"id": "2024-02-0%d"}' % day for day in range(1, 10)) + b", "
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        # Nine days of February taken: "2024-02-0" has no ending left.
+        ((_NINE_DAYS + b'{"id": "2024-0',), [b"2-0", *(b'2-0%d"' % day for day in range(1, 10))]),
+        ((_NINE_DAYS + b'{"id": "2024-02-',), [b"0", *(b'0%d"' % day for day in range(1, 10))]),
+        ((_NINE_DAYS + b'{"id": "2024-03-',), []),
+        (
+            (_NINE_DAYS + b'{"id"',),
+            [
+                lead + text
+                for lead in (b": ", b"", b" ")
+                for text in (b'"2024-02-0', *(b'"2024-02-0%d"' % day for day in range(1, 10)))
+            ]
+            + [b'"id"', b' "id"'],
+        ),
+        # Other members before the anchor: another item, whatever its anchor.
+        ((b'[{"ok": true, "id": "2024-02-01"}, {"id": "2024-02-0',), []),
+    ],
+)
+def test_the_dead_starts_of_a_counted_anchor(pieces: tuple[bytes, ...], texts: list) -> None:
+    item = {"type": "object", "properties": {"id": {"format": "date", "type": "string"}}}
+    item["required"] = ["id"]
+    array = {"type": "array", "items": item, "maxItems": 20, "uniqueItems": True}
+    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    assert sorted(_keys_after(*pieces, schema=schema).texts_to_avoid()) == sorted(texts)
+
+
 def _first_allowed_walk(schema: dict) -> list:
     """The output of a writer taking the first token the masks allow each time;
     fails where the guard would have to give way."""

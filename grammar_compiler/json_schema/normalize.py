@@ -690,12 +690,20 @@ class Compiler:
                 if meant is not self.definition_of(items):
                     items = meant
                     why += "; items without type are written as the objects their keywords describe"
-                bounded = meant is not None and meant.properties[anchor].max_length is not None
+                assert meant is not None
+                member = meant.properties[anchor]
+                bounded = _bounded_strings(member, min_items)
                 if bounded and (max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS):
                     max_items = MAX_BOUNDED_UNIQUE_ITEMS
                     why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
-                self.subset("uniqueItems", where, why)
+                anchor_counts = counted_anchor(meant, anchor)
                 distinct = math.inf
+                if anchor_counts is not None and anchor_counts.total() < ecma_regex.COUNT_CAP:
+                    distinct = anchor_counts.total()
+                if distinct < math.inf and (max_items is None or max_items > distinct):
+                    max_items = int(distinct)
+                    why += f"; {anchor!r} takes {max_items} values, so at most {max_items} items"
+                self.subset("uniqueItems", where, why)
             elif _plain_integers(self.definition_of(items)):
                 distinct = _integer_span(self.definition_of(items)) or math.inf
             elif (scalars := _scalar_items(self.definition_of(items), where)) is not None:
@@ -1084,7 +1092,8 @@ _UNIQUE_ITEMS_WHY = {
     "whose pattern or format can always go on, strings of maxLength alone (at most "
     f"{MAX_BOUNDED_UNIQUE_ITEMS} items) or of one pattern or format whose strings it can "
     "count, other scalars (kept to strings, integers, booleans and null), or objects with a "
-    "required string member that can always go on or of maxLength alone",
+    "required string member that can always go on, of maxLength alone, or of one pattern or "
+    "format it can count",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -1193,7 +1202,9 @@ def unique_anchor(node: Node | None, min_items: int = 0) -> str | None:
     """The member that keeps a unique array's objects apart, if they have one:
     required, and a string that can always go on (``distinct_values``), else
     a free string of bounded length (``_bounded_strings``: the array then
-    holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``). Two objects that differ in
+    holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``), else a string of one pattern
+    or format the decoder counts (``counted_strings``: a ``date`` or ``uuid``
+    id; the array then holds at most as many items as it has values). Two objects that differ in
     it, or in the members written before it, differ; so the decoder refuses
     to end that string where the object so far would match a taken item's,
     and the string can always be made longer or ended otherwise instead
@@ -1210,7 +1221,21 @@ def unique_anchor(node: Node | None, min_items: int = 0) -> str | None:
     for name, member in required:
         if _bounded_strings(member, min_items):
             return name
+    for name, member in required:
+        counts = counted_strings(member) if member.kinds == {"string"} else None
+        if counts is not None and counts.total() > 0:
+            return name
     return None
+
+
+def counted_anchor(node: Node, anchor: str) -> TextCounts | None:
+    """The anchor's strings counted (``counted_strings``), where it is neither a
+    string that can always go on nor one of ``maxLength`` alone: the decoder
+    then keeps items apart by counting (``UNIQUE_COUNTED`` beside ``UNIQUE_BY``)."""
+    member = node.properties[anchor]
+    if distinct_values(member) == math.inf or _bounded_strings(member, 0):
+        return None
+    return counted_strings(member)
 
 
 _KEPT_APART = frozenset({"string", "integer", "boolean", "null"})

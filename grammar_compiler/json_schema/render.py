@@ -32,6 +32,7 @@ from grammar_compiler.json_schema.normalize import (
     UNIQUE_BY,
     UNIQUE_COUNTED,
     Compiler,
+    counted_anchor,
     counted_strings,
     distinct_values,
     pattern_covers,
@@ -553,6 +554,9 @@ class Renderer:
             if distinct_values(node.items) is None:  # not kept apart as listed or open values
                 if (anchor := unique_anchor(item)) is not None:
                     keywords[UNIQUE_BY] = anchor
+                    assert item is not None
+                    if counted_anchor(item, anchor) is not None:
+                        keywords[UNIQUE_COUNTED] = True
                 elif counted_strings(item) is not None:
                     keywords[UNIQUE_COUNTED] = True
         return keywords
