@@ -2093,7 +2093,7 @@ def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe()
 @pytest.mark.parametrize(
     "array",
     [
-        {**UNIQUE, "items": {**PERSON, "required": ["on"]}},  # the string may be left out
+        {**UNIQUE, "items": {**PERSON, "required": ["on"], "maxProperties": 1}},  # no room
         {  # more items than MAX_BOUNDED_UNIQUE_ITEMS
             **UNIQUE,
             "items": {
@@ -2108,10 +2108,27 @@ def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe()
         },
         {**UNIQUE, "items": {"anyOf": [PERSON, {"type": "null"}]}},
     ],
-    ids=["optional", "bounded-too-many", "date", "union"],
+    ids=["optional-no-room", "bounded-too-many", "date", "union"],
 )
 def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(array: dict) -> None:
     assert "only items it can always keep apart" in _refused(array, whole=True)
+
+
+def test_unique_objects_with_an_optional_anchor_write_it_in_every_item() -> None:
+    """No required string: the first optional one that can keep items apart is
+    written in every item (a subset the report names) and keeps them apart."""
+    schema = {**UNIQUE, "items": {**PERSON, "required": ["on"]}}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    rendered = json.loads(constraint.value)
+    assert rendered["x-unique-items-by"] == "name"
+    assert set(rendered["items"]["required"]) == {"name", "on"}
+    (subset,) = constraint.report.subsets
+    assert "'name' is written in every item" in subset.note
+    without = '[{"on": true}, {"on": false}]'
+    assert constraint.judge(without) is None and not decoder.accepts(without)  # the subset
+    two = '[{"name": "a", "on": true}, {"age": 1, "name": "a", "on": true}]'
+    assert constraint.judge(two) is None and decoder.accepts(two)
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 
 def test_unique_objects_kept_apart_by_a_string_of_bounded_length_hold_at_most_93() -> None:

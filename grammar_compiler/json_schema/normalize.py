@@ -680,30 +680,8 @@ class Compiler:
                     self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
             elif (counts := counted_strings(self.definition_of(items))) is not None:
                 distinct = counts.total()
-            elif anchor := unique_anchor(
-                meant := _objects_meant(self.definition_of(items)), min_items
-            ):
-                why = (
-                    f"items are kept apart by {anchor!r} and the members before it: two that "
-                    "differ only after it are not both written"
-                )
-                if meant is not self.definition_of(items):
-                    items = meant
-                    why += "; items without type are written as the objects their keywords describe"
-                assert meant is not None
-                member = meant.properties[anchor]
-                bounded = _bounded_strings(member, min_items)
-                if bounded and (max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS):
-                    max_items = MAX_BOUNDED_UNIQUE_ITEMS
-                    why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
-                anchor_counts = counted_anchor(meant, anchor)
-                distinct = math.inf
-                if anchor_counts is not None and anchor_counts.total() < ecma_regex.COUNT_CAP:
-                    distinct = anchor_counts.total()
-                if distinct < math.inf and (max_items is None or max_items > distinct):
-                    max_items = int(distinct)
-                    why += f"; {anchor!r} takes {max_items} values, so at most {max_items} items"
-                self.subset("uniqueItems", where, why)
+            elif anchored := self._anchored_objects(items, where, min_items, max_items):
+                items, max_items, distinct = anchored
             elif _plain_integers(self.definition_of(items)):
                 distinct = _integer_span(self.definition_of(items)) or math.inf
             elif (scalars := _scalar_items(self.definition_of(items), where)) is not None:
@@ -734,6 +712,45 @@ class Compiler:
             max_items=max_items,
             unique=unique,
         )
+
+    def _anchored_objects(
+        self, items: Node | None, where: str, min_items: int, max_items: int | None
+    ) -> tuple[Node, int | None, float] | None:
+        """A unique array's objects kept apart by one string member (``unique_anchor``):
+        the items as written, the array's ``maxItems`` and how many items can
+        differ; None where the objects have no such member. Reported as a
+        subset: two items that differ only after the anchor are not both written."""
+        original = self.definition_of(items)
+        meant = _objects_meant(original)
+        if meant is None:
+            return None
+        untyped, why = meant is not original, ""
+        anchor = unique_anchor(meant, min_items)
+        if anchor is None and (anchor := unique_anchor(meant, min_items, optional=True)):
+            meant = replace(meant, required=meant.required | {anchor})
+            why = f"; {anchor!r} is written in every item"
+        if anchor is None:
+            return None
+        why = (
+            f"items are kept apart by {anchor!r} and the members before it: two that "
+            f"differ only after it are not both written{why}"
+        )
+        if untyped:
+            why += "; items without type are written as the objects their keywords describe"
+        if _bounded_strings(meant.properties[anchor], min_items) and (
+            max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS
+        ):
+            max_items = MAX_BOUNDED_UNIQUE_ITEMS
+            why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
+        anchor_counts = counted_anchor(meant, anchor)
+        distinct = math.inf
+        if anchor_counts is not None and anchor_counts.total() < ecma_regex.COUNT_CAP:
+            distinct = anchor_counts.total()
+        if distinct < math.inf and (max_items is None or max_items > distinct):
+            max_items = int(distinct)
+            why += f"; {anchor!r} takes {max_items} values, so at most {max_items} items"
+        self.subset("uniqueItems", where, why)
+        return (items if meant is original else meant), max_items, distinct
 
     def definition_of(self, node: Node | None) -> Node | None:
         """The node a ``$ref`` names (``items: {$ref: "#/$defs/Color"}``), where it
@@ -1092,8 +1109,8 @@ _UNIQUE_ITEMS_WHY = {
     "whose pattern or format can always go on, strings of maxLength alone (at most "
     f"{MAX_BOUNDED_UNIQUE_ITEMS} items) or of one pattern or format whose strings it can "
     "count, other scalars (kept to strings, integers, booleans and null), or objects with a "
-    "required string member that can always go on, of maxLength alone, or of one pattern or "
-    "format it can count",
+    "string member (written in every item) that can always go on, of maxLength alone, or of "
+    "one pattern or format it can count",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -1198,13 +1215,16 @@ def distinct_values(node: Node | None) -> float | None:
     return None
 
 
-def unique_anchor(node: Node | None, min_items: int = 0) -> str | None:
+def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = False) -> str | None:
     """The member that keeps a unique array's objects apart, if they have one:
     required, and a string that can always go on (``distinct_values``), else
     a free string of bounded length (``_bounded_strings``: the array then
     holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``), else a string of one pattern
     or format the decoder counts (``counted_strings``: a ``date`` or ``uuid``
-    id; the array then holds at most as many items as it has values). Two objects that differ in
+    id; the array then holds at most as many items as it has values). With
+    ``optional``, such a member that is not required, which the array's
+    items are then written with (where ``maxProperties`` leaves room for
+    it). Two objects that differ in
     it, or in the members written before it, differ; so the decoder refuses
     to end that string where the object so far would match a taken item's,
     and the string can always be made longer or ended otherwise instead
@@ -1214,7 +1234,13 @@ def unique_anchor(node: Node | None, min_items: int = 0) -> str | None:
         return None
     if effective_kinds(node) != {"object"}:
         return None
-    required = [(n, m) for n, m in node.properties.items() if n in node.required]
+    if optional and node.max_properties is not None and node.max_properties <= len(node.required):
+        return None  # no room for one more member in every item
+    required = [
+        (name, member)
+        for name, member in node.properties.items()
+        if (name in node.required) != optional and member.never is None
+    ]
     for name, member in required:
         if member.kinds == {"string"} and distinct_values(member) == math.inf:
             return name
