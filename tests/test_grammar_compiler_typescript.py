@@ -177,6 +177,15 @@ TRANSLATIONS = [
         id="optional-undefined-parentheses",
     ),
     pytest.param(
+        "export type T = { a: string | void; b?: void; c: (number | void)[] }",
+        "T",
+        _root(
+            "T",
+            {"T": _object({"a": STRING, "c": {"type": "array", "items": NUMBER}}, ["a", "c"])},
+        ),
+        id="void-beside-other-types",
+    ),
+    pytest.param(
         "export type T = { 'content-type': string; 42: boolean; readonly id: string; "
         "readonly: number }",
         "T",
@@ -460,7 +469,7 @@ def test_compiled_constraint_accepts_and_rejects() -> None:
         ("export type T = `id-${string", "unterminated '${' in a template literal type", 1, 21),
         ("export type T = `id", "unterminated template literal type", 1, 17),
         ("export type T = bigint", "unsupported construct 'bigint' (not JSON-serializable)", 1, 17),
-        ("export type T = { a: void }", "unsupported construct 'void'", 1, 22),
+        ("export type T = { a: void }", "'void' (a function's result of nothing) is not", 1, 22),
         ("export type T = { a: never }", "'never' has no value", 1, 22),
         ("export type T = Uppercase<`a${string}`>", "Uppercase takes string and string", 1, 17),
         ("export type T = never", "'never' has no value", 1, 17),

@@ -50,8 +50,9 @@ The subset:
   members (``x?: T``), ``readonly``, quoted names, index signatures
   ``[key: string]: T`` (keys also ``number`` or template literal types).
   Objects are closed (``additionalProperties: false``) unless they have an
-  index signature. ``undefined`` beside other types in a union is dropped
-  (JSON has none), so ``x: T | undefined`` is a ``T`` whose key is present.
+  index signature. ``undefined`` (and ``void``, which holds only undefined)
+  beside other types in a union is dropped (JSON has none), so
+  ``x: T | undefined`` is a ``T`` whose key is present.
 * ``Record<string, T>`` and ``Record<"a" | "b", T>``; ``Partial``,
   ``Required``, ``Readonly``, ``Pick`` and ``Omit`` of object types;
   ``Exclude``, ``Extract`` and ``NonNullable``; ``keyof`` of
@@ -84,8 +85,8 @@ may leave them out, an optional one is never in JSON, a union leaves them
 out; a getter is a member), call and construct signatures, classes with
 required methods or private members, functions and variables whose value is
 computed. Refused by name where a value needs one (and left out like a
-method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` alone outside optional members,
-``void``, ``never`` where a value is required, computed enum members, imports, and
+method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` and ``void`` alone outside optional
+members, ``never`` where a value is required, computed enum members, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is
 raised only when the named type uses them, so a file's functions, classes

@@ -75,7 +75,6 @@ _NOT_JSON_TYPES = {"bigint": "bigint", "symbol": "symbol", "unique": "unique sym
 """Types of values JSON cannot hold: refused where a value needs one."""
 _REFUSED_TYPES = {
     **_NOT_JSON_TYPES,
-    "void": "void",
     "infer": "infer outside a conditional type's 'extends' clause",
 }
 _PROGRAM_TYPES = {"new": "constructor type", "asserts": "assertion signature"}
@@ -119,7 +118,6 @@ class _Parser:
         self.depth = 0
         self.in_pattern = 0  # inside a conditional type's 'extends' pattern: infer allowed
         self.scope: list[str] = []  # the namespaces the statements being read are in
-        self.in_signature = 0  # inside a function type or method: void and the like allowed
         self.this_type: Reference | None = None  # what 'this' is in the interface being read
         self.enum_members: dict[str, dict[str, Any]] = {}  # the enums read so far, for Other.X
         self.constant_keys: dict[str, Any] = {}  # literal consts read so far, for [KEY] and [K.A]
@@ -875,22 +873,14 @@ class _Parser:
         if self.accept("asserts"):
             self.name("a parameter name")
             if self.accept("is"):
-                self.signature_type()
+                self.type()
             return Keyword("void")
         if self.token.kind == "name" and self.peek().text == "is":
             self.advance()
             self.advance()
-            self.signature_type()
+            self.type()
             return Keyword("boolean")
-        return self.signature_type()
-
-    def signature_type(self) -> Any:
-        """A type in a function's signature, where ``void`` may stand."""
-        self.in_signature += 1
-        try:
-            return self.type()
-        finally:
-            self.in_signature -= 1
+        return self.type()
 
     def skip_expression(self) -> None:
         """An initializer or default value: up to a ``;``, ``,`` or ``)`` outside
@@ -974,7 +964,7 @@ class _Parser:
             if self.at("extends") and self.peek().text != "?":
                 raise self.unsupported("infer with a constraint ('infer U extends C')")
             return Infer(inferred.text, inferred)
-        if name == "void" and self.in_signature:
+        if name == "void":
             return Keyword(name, token)  # refused where a value of it is asked for
         if name in _NOT_JSON_TYPES:  # left out where optional, like a method
             if name == "unique":

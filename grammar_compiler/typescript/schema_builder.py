@@ -373,7 +373,11 @@ class _SchemaBuilder:
                 "member's type, an index signature's and an array's element type",
             )
         if node.name == "void":
-            raise error_at(node.token, "'void' (a function's result of nothing) is not JSON")
+            raise error_at(
+                node.token,
+                "'void' (a function's result of nothing) is not JSON; it is allowed beside "
+                "other types in a union and as an optional member's type",
+            )
         if node.name == "undefined":
             raise error_at(
                 node.token,
@@ -1344,9 +1348,13 @@ def _tuple_element(node: TupleType, key: Any) -> Any:
 
 
 def _without_undefined(node: Any) -> Any:
+    """An optional member's or element's type without ``undefined`` or ``void``
+    (which holds only undefined); ``undefined`` where nothing else is left."""
+    if node == Keyword("void"):
+        return Keyword("undefined")
     if not isinstance(node, Union):
         return node
-    options = tuple(o for o in _flatten_union(node) if o != Keyword("undefined"))
+    options = tuple(o for o in _flatten_union(node) if o not in _NOTHING)
     if not options:
         return Keyword("undefined")
     return options[0] if len(options) == 1 else Union(options)

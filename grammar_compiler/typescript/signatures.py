@@ -90,7 +90,7 @@ def _parameters(parser: _Parser) -> TupleType:
         else:
             parser.name("a parameter name")
         optional = parser.accept("?")
-        written = parser.signature_type() if parser.accept(":") else _ANY
+        written = parser.type() if parser.accept(":") else _ANY
         if rest and written in (_ANY, Keyword("unknown")):
             written = ArrayType(written)  # ...args: any takes any number of anything
         if parser.accept("="):
