@@ -316,9 +316,10 @@ def test_response_format_keeps_names_and_unique_items_apart(
 def test_unique_dates_and_short_strings_are_kept_apart_when_served(
     service: Service, tiny_model_dir
 ) -> None:
-    """Dates (counted on their pattern's automaton) and strings of maxLength 1
-    (their longest taken ones kept out before the quote), with "0" and the
-    quote pushed up: greedy decoding would repeat "0001-01-01" and "" forever."""
+    """Dates (counted on their pattern's automaton), strings of maxLength 1
+    (their longest taken ones kept out before the quote) and objects kept
+    apart by an optional date (written in each), with "0" and the quote
+    pushed up: greedy decoding would repeat "0001-01-01" and "" forever."""
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
     pushed = [t for text in ('"', "0") for t in tokenizer.encode(text, add_special_tokens=False)]
     unique = {"type": "array", "uniqueItems": True, "minItems": 12, "maxItems": 12}
@@ -327,14 +328,23 @@ def test_unique_dates_and_short_strings_are_kept_apart_when_served(
         "properties": {
             "days": {**unique, "items": {"type": "string", "format": "date"}},
             "marks": {**unique, "items": {"type": "string", "maxLength": 1}},
+            "visits": {
+                **unique,
+                "minItems": 6,
+                "maxItems": 6,
+                "items": {
+                    "type": "object",
+                    "properties": {"on": {"format": "date", "type": "string"}},
+                },
+            },
         },
-        "required": ["days", "marks"],
+        "required": ["days", "marks", "visits"],
         "additionalProperties": False,
     }
     result = _create(
         service,
         prompt="JSON: ",
-        max_tokens=400,
+        max_tokens=800,
         logit_bias={str(token): 30 for token in pushed},
         response_format={
             "type": "json_schema",
@@ -351,6 +361,7 @@ def test_unique_dates_and_short_strings_are_kept_apart_when_served(
     starts = {day[:9] for day in value["days"]}
     assert any(sum(d.startswith(s) for d in value["days"]) == 9 for s in starts), choice.text
     assert "" in value["marks"], choice.text
+    assert len({visit["on"] for visit in value["visits"]}) == 6, choice.text
     jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
 
 
