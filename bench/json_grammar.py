@@ -43,6 +43,8 @@ CLOSING_BYTES = frozenset(b'"}]')
 """Tokens holding one of these are favoured on walks, so walks tend to finish."""
 CLOSING_WEIGHT = 8
 STOP_PROBABILITY = 0.3
+STUBBORN_SHARE = 0.8
+"""The share of a stubborn walk's tokens that are the lowest id allowed."""
 """Chance of ending a walk wherever the grammar allows it to end."""
 
 _RAW_VOCABULARY = [chr(code) for code in range(32, 127)] + ['": ', '", "', "é", "中", "</s>"]
@@ -98,8 +100,13 @@ class JsonGrammar:
         self._matcher.reset()
         return self._matcher.accept_string(text) and self._matcher.is_terminated()
 
-    def walk(self, rng: random.Random, max_tokens: int = 400) -> str | None:
+    def walk(self, rng: random.Random, max_tokens: int = 400, stubborn: bool = False) -> str | None:
         """One random walk to an end of the grammar, or None if it ran past ``max_tokens``.
+
+        ``stubborn``: most tokens are the lowest id allowed, so the walk comes
+        back to the same start again and again (the hardest way to fill a
+        unique array or an open object's names), where the decoder's repeat
+        guard could be cornered; a fifth are drawn at random, to get anywhere.
 
         Raises:
             AssertionError: xgrammar allowed no token and no end (a dead end).
@@ -125,7 +132,10 @@ class JsonGrammar:
             weights = [
                 CLOSING_WEIGHT if CLOSING_BYTES & set(self._tokens[t]) else 1 for t in choices
             ]
-            token = rng.choices(choices, weights)[0]
+            if stubborn and rng.random() < STUBBORN_SHARE:
+                token = choices[0]
+            else:
+                token = rng.choices(choices, weights)[0]
             if not matcher.accept_token(token):
                 raise AssertionError(f"xgrammar refused token {token} that its mask allowed")
             pieces.append(self._tokens[token])
@@ -133,9 +143,10 @@ class JsonGrammar:
                 outline.push(self._tokens[token])
         return None
 
-    def walks(self, count: int, seed: int) -> tuple[list[str], int]:
-        """``count`` walks: the finished texts, and how many ran too long to finish."""
+    def walks(self, count: int, seed: int, stubborn: int = 0) -> tuple[list[str], int]:
+        """``count`` walks (the last ``stubborn`` of them stubborn): the finished
+        texts, and how many ran too long to finish."""
         rng = random.Random(seed)
-        texts = [self.walk(rng) for _ in range(count)]
+        texts = [self.walk(rng, stubborn=index >= count - stubborn) for index in range(count)]
         finished = [text for text in texts if text is not None]
         return finished, len(texts) - len(finished)

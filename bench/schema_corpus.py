@@ -112,12 +112,18 @@ class Soundness:
 
 
 def check_soundness(
-    schema: Any, grammar: JsonGrammar, walks: int, seed: int, max_listed: int = 3
+    schema: Any,
+    grammar: JsonGrammar,
+    walks: int,
+    seed: int,
+    max_listed: int = 3,
+    stubborn: int = 0,
 ) -> Soundness:
+    """``walks`` walks (``stubborn`` of them stubborn: ``JsonGrammar.walk``), judged."""
     judge = independent_judge(schema)
     result = Soundness()
     try:
-        texts, result.unfinished = grammar.walks(walks, seed)
+        texts, result.unfinished = grammar.walks(walks, seed, stubborn)
     except AssertionError as stuck:
         result.dead_end = str(stuck)
         return result

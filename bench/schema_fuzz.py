@@ -10,8 +10,10 @@ through a ``$ref``, a schema without ``type`` beside ``uniqueItems`` and
 ``unevaluatedItems``), which is where the compiler has been found unsound.
 Each schema is compiled as the service compiles ``response_format``
 (strict, the decoder's guards); what compiles is walked at random through
-xgrammar's grammar with the decoder's repeat guard (``JsonGrammar``), and
-each finished output is judged by ``jsonschema`` on the original schema.
+xgrammar's grammar with the decoder's repeat guard (``JsonGrammar``; some
+walks stubborn, coming back to the same start again and again, where the
+guard could be cornered), and each finished output is judged by
+``jsonschema`` on the original schema.
 Prints every unsound schema with its output and the judge's reason; exits 1
 if there was one. Not a test: a draw that finds nothing proves nothing,
 and a found case belongs in the tests once fixed.
@@ -39,6 +41,14 @@ _TYPES = ("string", "integer", "object", "array", "null", "boolean", "number")
 _CONSTANTS = (1, "x", None, True, {"a": 1}, [1], 2.5)
 _VALUES = (1, "x", None, False, 2.5, "y", {}, {"a": "x"}, [1, 2])
 _LEAVES: tuple[Any, ...] = ({"type": "string"}, {"type": "integer"}, {}, {"enum": [1, "a"]})
+_ANCHORS = (
+    {"type": "string"},
+    {"type": "string", "maxLength": 1},
+    {"type": "string", "format": "date"},
+    {"type": "string", "pattern": "^[ab]{1,3}$"},
+    {"type": "string", "pattern": "^x[01]{2}$"},
+)
+"""Strings that may keep a unique array's objects apart (``unique_anchor``)."""
 
 
 class SchemaMaker:
@@ -122,6 +132,17 @@ class SchemaMaker:
                 {"unevaluatedItems": rng.choice([False, {"type": "integer"}])},
             ],
             lambda: [
+                {
+                    "uniqueItems": True,
+                    "maxItems": rng.choice([3, 6]),
+                    "items": {
+                        "type": "object",
+                        "properties": {n: rng.choice([*_ANCHORS, sub()]) for n in _NAMES[:2]},
+                        "required": rng.sample(_NAMES[:2], rng.randint(0, 2)),
+                    },
+                }
+            ],
+            lambda: [
                 {"contains": sub()},
                 {"contains": sub(), "minContains": rng.choice([0, 1, 2])},
                 {"contains": sub(), "maxContains": rng.choice([1, 2])},
@@ -140,6 +161,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--schemas", type=int, default=300)
     parser.add_argument("--walks", type=int, default=6, help="random walks per compiled schema")
+    parser.add_argument(
+        "--stubborn",
+        type=int,
+        default=2,
+        help="of which stubborn (mostly the lowest token allowed: corners the repeat guard)",
+    )
     args = parser.parse_args()
     maker, walker = SchemaMaker(args.seed), raw_compiler()
     counts = {"compiled": 0, "refused": 0, "crashes": 0, "unsound": 0, "unjudgeable": 0}
@@ -156,7 +183,7 @@ def main() -> int:
             continue
         counts["compiled"] += 1
         grammar = JsonGrammar(walker, constraint.value)
-        result = check_soundness(document, grammar, args.walks, seed=index)
+        result = check_soundness(document, grammar, args.walks, seed=index, stubborn=args.stubborn)
         problems = [item for item in result.invalid if "cannot be checked" not in item["reason"]]
         counts["unjudgeable"] += len(result.invalid) - len(problems)
         if problems or result.dead_end:

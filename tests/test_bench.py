@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bench import stats
-from bench.json_grammar import tokenizer_compiler
+from bench.json_grammar import JsonGrammar, raw_compiler, tokenizer_compiler
 from bench.load import split_among
 from bench.mask_fill import SCHEMAS, compiler_and_guard, measure
 from bench.pattern_fill import CASES, fill_times, guard_cost
@@ -32,6 +32,7 @@ from bench.workload import (
     requests,
     with_nonce,
 )
+from grammar_compiler import compile_json_schema
 
 
 @pytest.mark.parametrize("q", [0, 1, 25, 50, 90, 99, 100])
@@ -316,3 +317,17 @@ def test_served_cpu_names_each_process_of_the_stack(
     command: list[str], is_client: bool, in_frontend_group: bool, label: str
 ) -> None:
     assert process_label(command, is_client=is_client, in_frontend_group=in_frontend_group) == label
+
+
+def test_stubborn_walks_come_back_to_the_lowest_token_and_stay_sound() -> None:
+    """A stubborn walk mostly takes the lowest token allowed (a space, here),
+    so a unique array's items start alike again and again; the decoder's
+    guard must still keep them apart."""
+    array = {"type": "array", "items": {"type": "string", "maxLength": 1}, "uniqueItems": True}
+    array |= {"minItems": 5, "maxItems": 5}
+    value = compile_json_schema(array, strict=True, decoder_guard=True).value
+    texts, unfinished = JsonGrammar(raw_compiler(), value).walks(6, seed=3, stubborn=6)
+    assert unfinished == 0 and len(texts) == 6
+    for text in texts:
+        items = json.loads(text)
+        assert len(set(items)) == 5 and " " in items, text
