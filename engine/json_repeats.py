@@ -37,7 +37,8 @@ ending in the item's range is taken (``_integers_to_avoid``: a start that
 could end as a new value never is). Objects are kept apart by the member
 the compiler names (``UNIQUE_BY``): a required string that can always go
 on, whose end is refused where the object so far matches a finished
-item's (``_KeyedItem``). Strings (or such members) of ``maxLength`` alone
+item's (``_KeyedItem``), or an integer, whose taken values are kept out at
+the ``,`` or ``}`` after them and whose dead starts as an integer item's. Strings (or such members) of ``maxLength`` alone
 cannot go on at the maximum: a taken one of that length is kept out before
 its quote (``_longest``; the compiler caps such arrays at 93 items, which
 no writer can corner). Strings of a pattern too many to list
@@ -75,6 +76,8 @@ _WHITESPACE = frozenset(b" \t\n\r")
 _OPENING = {ord("{"): True, ord("["): False}  # -> whether the container is an object
 _CLOSING = frozenset(b"}]")
 _INTEGER = re.compile(rb"-?[0-9]+")
+_INTEGER_BYTES = frozenset(b"-0123456789")
+_ENDS = (b",", b"}")  # what may follow an object's member value
 MAX_SUBSCHEMAS = 64
 """Subschemas kept for one container; past this, the rest are not followed."""
 
@@ -149,13 +152,23 @@ class _KeyedItem:
 
     anchor: str
     start: int  # where its "{" is in the output
+    integer: bool = False  # the anchor is an integer (else a string)
     prior: str | None = None  # the members before the anchor, once the anchor's name is written
-    value_start: int | None = None  # the anchor's string, past its opening quote
-    key: tuple[str, bytes] | None = None  # once that string has ended
+    value_start: int | None = None  # the anchor's value: a string past its opening quote
+    key: tuple[str, bytes] | None = None  # once that value has ended
 
     def ends_its_anchor(self) -> bool:
         """Whether a string of the item that ends now is its anchor's value."""
-        return self.value_start is not None and self.key is None and self.prior is not None
+        return (
+            not self.integer
+            and self.value_start is not None
+            and self.key is None
+            and self.prior is not None
+        )
+
+    def writes_its_integer(self) -> bool:
+        """Whether the anchor's integer is being written (it ends at the next other byte)."""
+        return self.integer and self.value_start is not None and self.key is None
 
 
 @dataclass
@@ -241,9 +254,13 @@ class JsonOutline:
             self._name.append(byte)
 
     def _value_byte(self, byte: int) -> None:
+        top = self._open[-1] if self._open else None
+        keyed = None if top is None else top.keyed
+        if keyed is not None and keyed.writes_its_integer() and byte not in _INTEGER_BYTES:
+            assert keyed.prior is not None and keyed.value_start is not None
+            keyed.key = (keyed.prior, bytes(self._text[keyed.value_start : -1]))
         if byte in _WHITESPACE:
             return
-        top = self._open[-1] if self._open else None
         if top is not None and top.names is None and top.expects_item and byte != ord("]"):
             top.expects_item = False  # an item starts
             top.item = bytearray() if top.unique else None
@@ -264,11 +281,18 @@ class JsonOutline:
             elif byte == _QUOTE:
                 self._in_string = True
                 self._string_starts(member_schemas(top.schemas, top.last_name))
-                keyed = top.keyed
                 if keyed is not None and keyed.prior is not None and keyed.value_start is None:
                     keyed.value_start = len(self._text)  # the anchor's value: its name came last
             elif byte in (ord(":"), ord(",")):
                 top.expects_name = byte == ord(",")
+            elif (
+                keyed is not None
+                and keyed.integer
+                and keyed.prior is not None
+                and keyed.value_start is None
+                and byte in _INTEGER_BYTES
+            ):
+                keyed.value_start = len(self._text) - 1  # the anchor's integer starts
         elif byte == ord(","):
             assert top is not None
             self._end_item(top)
@@ -308,7 +332,8 @@ class JsonOutline:
         if is_object:
             keyed = None
             if parent is not None and parent.names is None and parent.anchor is not None:
-                keyed = _KeyedItem(parent.anchor, start=len(self._text) - 1)
+                integer = parent.integers is not None
+                keyed = _KeyedItem(parent.anchor, start=len(self._text) - 1, integer=integer)
             return _Container(schemas, names=set(), keyed=keyed)
         unique = any(schema.get("uniqueItems") is True for schema in schemas)
         choices = self._listed_items(schemas) if unique else None
@@ -317,10 +342,10 @@ class JsonOutline:
         integers = longest = counted = None
         if unique and choices is None:
             item = self._expanded(item_schemas(schemas, 0))
-            integers = _integer_range(item)
             if anchor is not None:
                 name = json.dumps(anchor, ensure_ascii=False)[1:-1].encode("utf-8")
                 item = self._expanded(member_schemas(item, name))
+            integers = _integer_range(item)  # the items', or the anchor's
             pattern = _string_pattern(item)
             lengths = free_string_lengths(pattern)
             longest = None if lengths is None else lengths[1]
@@ -382,7 +407,7 @@ class JsonOutline:
             if top.counted is not None:
                 yield from _dead_starts(top, top.counted, in_string=self._in_string)
             yield from _literals_to_avoid(top)
-            if top.integers is not None:
+            if top.integers is not None and top.anchor is None:
                 yield from _integers_to_avoid(top)
 
     def _names_to_avoid(self, top: _Container) -> Iterator[bytes]:
@@ -406,6 +431,9 @@ class JsonOutline:
         if keyed is None or keyed.prior is None or keyed.key is not None:
             return
         taken = [text for prior, text in array.keys if prior == keyed.prior]
+        if keyed.integer:
+            yield from self._integer_keys_to_avoid(item, taken, array.integers)
+            return
         dead = []
         if array.counted is not None:
             dead = _dead_lengths(array, array.counted, taken, keyed.prior)
@@ -423,6 +451,25 @@ class JsonOutline:
                 full = _longest(text, array.longest) and len(text) > len(written)
                 yield text[len(written) :] + (b"" if full else b'"')
             yield from _dead_ahead(dead, written)
+
+    def _integer_keys_to_avoid(
+        self, item: _Container, taken: list[bytes], bounds: tuple[int | None, int | None] | None
+    ) -> Iterator[bytes]:
+        """An integer anchor (about to be) written: each way of ending it as a
+        taken one (at the ``,`` or ``}`` after it), and each start every way
+        of ending which is taken (``_dead_integers``)."""
+        keyed = item.keyed
+        assert keyed is not None and bounds is not None
+        before = keyed.value_start is None
+        if before and self._in_string:
+            return
+        written = b"" if before else bytes(self._text[keyed.value_start :])
+        texts = [t[len(written) :] + end for t in taken if t.startswith(written) for end in _ENDS]
+        texts += _dead_integers(written, {int(text) for text in taken}, bounds)
+        for text in texts:
+            if before and item.expects_name:  # the colon is still to come
+                yield b": " + text
+            yield from _spaced(text, before)
 
     def writes_by_character(self, text: str) -> bool:
         """Feeds ``text`` a character at a time, as a model writing one character
@@ -586,29 +633,40 @@ def _literals_to_avoid(top: _Container) -> Iterator[bytes]:
 
 def _integers_to_avoid(top: _Container) -> Iterator[bytes]:
     """Where an integer item is (about to be) written: each start whose every
-    way of ending is taken (a taken ``7`` of at most 9, the ``7``; ``0``,
-    also as ``-0``), so that the item can always end as a new one."""
+    way of ending is taken (``_dead_integers``)."""
     assert top.integers is not None
     written = b"" if top.expects_item else top.item
     if written is None:
         return
     taken = {int(item) for item in top.items if _INTEGER.fullmatch(item)}
+    for text in _dead_integers(bytes(written), taken, top.integers):
+        yield from _spaced(text, top.expects_item)
+
+
+def _dead_integers(
+    written: bytes, taken: set[int], bounds: tuple[int | None, int | None]
+) -> list[bytes]:
+    """From an integer written so far, each way on into a start whose every way
+    of ending in ``bounds`` is taken (a taken ``7`` of at most 9, the ``7``;
+    ``0``, also as ``-0``), so that the integer can always end as a new one."""
+    found = []
     texts = sorted({str(value).encode() for value in taken} | ({b"-0"} if 0 in taken else set()))
     for text in texts:
         if not text.startswith(written) or text == written:
             continue
         for end in range(len(written) + 1, len(text) + 1):
             start = text[:end]
-            if start != b"-" and _within(int(start), *top.integers) and int(start) not in taken:
+            if start != b"-" and _within(int(start), *bounds) and int(start) not in taken:
                 continue  # it can end right here, as a new value
             # Only as many ways on as taken values start so can all be taken.
             count = bisect.bisect_left(texts, _after_prefix(start)) - bisect.bisect_left(
                 texts, start
             )
-            ways = _integers_starting(start, *top.integers, limit=count)
+            ways = _integers_starting(start, *bounds, limit=count)
             if ways and taken.issuperset(ways):
-                yield from _spaced(text[len(written) : end], top.expects_item)
+                found.append(text[len(written) : end])
                 break
+    return found
 
 
 def _within(value: int, low: int | None, high: int | None) -> bool:

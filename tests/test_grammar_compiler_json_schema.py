@@ -2047,6 +2047,10 @@ PERSON = {
 }
 
 
+AGELESS = {name: member for name, member in PERSON["properties"].items() if name != "age"}
+"""PERSON's members without its integer, which could keep the objects apart."""
+
+
 def test_unique_objects_are_kept_apart_by_a_required_open_string() -> None:
     """Items differ in their first required string that can always go on, or in
     the members before it (compared as values): a subset of uniqueItems that
@@ -2098,17 +2102,21 @@ def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe()
             **UNIQUE,
             "items": {
                 **PERSON,
-                "properties": {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}},
+                "properties": {**AGELESS, "name": {"type": "string", "maxLength": 8}},
             },
             "minItems": 94,
         },
-        {
+        {**UNIQUE, "items": {**PERSON, "properties": {**AGELESS, "name": {"format": "date"}}}},
+        {  # an integer of a stepped range
             **UNIQUE,
-            "items": {**PERSON, "properties": {**PERSON["properties"], "name": {"format": "date"}}},
+            "items": {
+                **PERSON,
+                "properties": {**AGELESS, "name": {"type": "integer", "multipleOf": 2}},
+            },
         },
         {**UNIQUE, "items": {"anyOf": [PERSON, {"type": "null"}]}},
     ],
-    ids=["optional-no-room", "bounded-too-many", "date", "union"],
+    ids=["optional-no-room", "bounded-too-many", "date", "stepped", "union"],
 )
 def test_unique_objects_without_a_member_that_can_always_go_on_are_refused(array: dict) -> None:
     assert "only items it can always keep apart" in _refused(array, whole=True)
@@ -2128,6 +2136,24 @@ def test_unique_objects_with_an_optional_anchor_write_it_in_every_item() -> None
     assert constraint.judge(without) is None and not decoder.accepts(without)  # the subset
     two = '[{"name": "a", "on": true}, {"age": 1, "name": "a", "on": true}]'
     assert constraint.judge(two) is None and decoder.accepts(two)
+    _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
+
+
+def test_unique_objects_kept_apart_by_an_integer() -> None:
+    """Points of two numbers: the first is the anchor, written as an integer (a
+    subset the report names); a taken one is not ended again at its "," or "}"."""
+    point = {"type": "number", "minimum": 0, "maximum": 99}
+    items = {"type": "object", "properties": {"x": point, "y": point}, "required": ["x", "y"]}
+    schema = {**UNIQUE, "items": items}
+    constraint, decoder = _compiled(json.dumps(schema), whole=True)
+    rendered = json.loads(constraint.value)
+    assert rendered["x-unique-items-by"] == "x" and rendered["maxItems"] == 100
+    (subset,) = constraint.report.subsets
+    assert "'x' is written as an integer; 'x' takes 100 values" in subset.note
+    assert decoder.accepts('[{"x": 1, "y": 2.5}, {"x": 10, "y": 2.5}]')
+    assert not decoder.accepts('[{"x": 1, "y": 2}, {"x": 1, "y": 3}]')  # the subset
+    assert not decoder.accepts('[{"x": 1.5, "y": 2}]')  # the other subset
+    assert constraint.judge('[{"x": 1.5, "y": 2}]') is None
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 

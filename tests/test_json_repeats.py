@@ -411,13 +411,64 @@ def test_objects_anchored_by_a_counted_pattern_are_never_cornered(anchor: dict, 
     schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
     assert schema["x-unique-items-by"] == "id"
     assert schema["x-unique-items-counted"] is True
-    assert schema["maxItems"] >= count  # as many items as the anchor takes values
+    assert schema.get("maxItems", count) >= count  # as many items as the anchor takes values
     items = _first_allowed_walk({**schema, "maxItems": count})
     assert len({entry["id"] for entry in items}) == len(items) == count
     if count == 39:  # every domain taken: the array holds no more, and a 40th is refused
         assert schema["maxItems"] == 39
         with pytest.raises(ConstraintError, match="take 39 values"):
             compile_json_schema({**array, "minItems": 40}, strict=True, decoder_guard=True)
+
+
+@pytest.mark.parametrize(
+    ("anchor", "count"),
+    [
+        ({"type": "integer"}, 30),
+        ({"type": "number", "minimum": 0}, 30),
+        ({"type": "integer", "minimum": -3, "maximum": 11}, 15),  # every one
+    ],
+    ids=["integer", "number", "range"],
+)
+def test_objects_anchored_by_an_integer_are_never_cornered(anchor: dict, count: int) -> None:
+    """Objects kept apart by an integer member (a number written as one), the
+    first allowed token each time: a taken integer is not ended again at its
+    "," or "}", and a start every ending of which is taken is kept out."""
+    item = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "n": anchor},
+        "required": ["ok", "n"],
+        "additionalProperties": False,
+    }
+    array = {"type": "array", "items": item, "minItems": count, "uniqueItems": True}
+    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    assert schema["x-unique-items-by"] == "n"
+    items = _first_allowed_walk({**schema, "maxItems": count})
+    assert len({entry["n"] for entry in items}) == len(items) == count
+    assert all(isinstance(entry["n"], int) for entry in items)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'[{"n": 7}, {"n": ',), [b"7,", b"7}", b" 7,", b" 7}"]),
+        ((b'[{"n": 7}, {"n"',), [b": 7,", b": 7}", b"7,", b"7}", b" 7,", b" 7}", b'"n"', b' "n"']),
+        ((b'[{"n": 12}, {"n": 1',), [b"2,", b"2}"]),
+        (  # "0" (and "-0") can only end as 0
+            (b'[{"n": 0}, {"n": ',),
+            [lead + text for lead in (b"", b" ") for text in (b"0", b"-0", b"0,", b"0}")],
+        ),
+        ((b'[{"n": 0, "m": 1}, {"n": 0, "m": 1',), []),  # the anchor has ended: not followed
+    ],
+)
+def test_the_integers_a_keyed_item_must_not_end_or_start(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    item = {"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "integer"}}}
+    item["required"] = ["n"]
+    array = {"type": "array", "items": item, "maxItems": 9, "uniqueItems": True}
+    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    assert schema["x-unique-items-by"] == "n"
+    assert sorted(set(_keys_after(*pieces, schema=schema).texts_to_avoid())) == sorted(texts)
 
 
 _NINE_DAYS = b"[" + b", ".join(b'{"id": "2024-02-0%d"}' % day for day in range(1, 10)) + b", "

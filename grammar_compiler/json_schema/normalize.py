@@ -737,6 +737,17 @@ class Compiler:
         )
         if untyped:
             why += "; items without type are written as the objects their keywords describe"
+        member = meant.properties[anchor]
+        if (integers := _as_integers(member)) is not None:
+            if integers is not member:
+                meant = replace(meant, properties={**meant.properties, anchor: integers})
+                why += f"; {anchor!r} is written as an integer"
+            span = _integer_span(integers)
+            if span is not None and (max_items is None or max_items > span):
+                max_items = span
+                why += f"; {anchor!r} takes {span} values, so at most {span} items"
+            self.subset("uniqueItems", where, why)
+            return meant, max_items, math.inf if span is None else span
         if _bounded_strings(meant.properties[anchor], min_items) and (
             max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS
         ):
@@ -1109,8 +1120,8 @@ _UNIQUE_ITEMS_WHY = {
     "whose pattern or format can always go on, strings of maxLength alone (at most "
     f"{MAX_BOUNDED_UNIQUE_ITEMS} items) or of one pattern or format whose strings it can "
     "count, other scalars (kept to strings, integers, booleans and null), or objects with a "
-    "string member (written in every item) that can always go on, of maxLength alone, or of "
-    "one pattern or format it can count",
+    "member (written in every item) that is a string that can always go on, of maxLength "
+    "alone, or of one pattern or format it can count, or a number of a range (no multipleOf)",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
     "given whole (response_format, json_schema), not one inside a grammar",
 }
@@ -1221,7 +1232,9 @@ def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = Fal
     a free string of bounded length (``_bounded_strings``: the array then
     holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``), else a string of one pattern
     or format the decoder counts (``counted_strings``: a ``date`` or ``uuid``
-    id; the array then holds at most as many items as it has values). With
+    id; the array then holds at most as many items as it has values), else
+    an integer of a range (``_as_integers``: a number is written as one).
+    With
     ``optional``, such a member that is not required, which the array's
     items are then written with (where ``maxProperties`` leaves room for
     it). Two objects that differ in
@@ -1251,7 +1264,19 @@ def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = Fal
         counts = counted_strings(member) if member.kinds == {"string"} else None
         if counts is not None and counts.total() > 0:
             return name
+    for name, member in required:
+        if (integers := _as_integers(member)) is not None and _integer_span(integers) != 0:
+            return name
     return None
+
+
+def _as_integers(node: Node) -> Node | None:
+    """A range's integers (``_plain_integers``), numbers of a range written as
+    integers, or None: an anchor the decoder keeps apart as it keeps a unique
+    array's integers."""
+    if node.kinds == {"integer", "fraction"}:
+        node = replace(node, kinds=frozenset({"integer"}))
+    return node if _plain_integers(node) else None
 
 
 def counted_anchor(node: Node, anchor: str) -> TextCounts | None:

@@ -85,8 +85,9 @@ may leave them out, an optional one is never in JSON, a union leaves them
 out; a getter is a member), call and construct signatures, classes with
 required methods or private members, functions and variables whose value is
 computed. Refused by name where a value needs one (and left out like a
-method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` and ``void`` alone outside optional
-members, ``never`` where a value is required, computed enum members, imports, and
+method elsewhere): ``bigint``, ``symbol``. Refused: ``undefined`` and
+``void`` alone outside optional members, ``never`` where a value is
+required, computed enum members, imports, and
 generics that expand without end (``type T<X> = T<X[]>``). Statements and
 declarations refused for their content are set aside: the refusal is
 raised only when the named type uses them, so a file's functions, classes
