@@ -22,7 +22,6 @@ import xgrammar as xgr
 from transformers import DynamicCache
 
 from engine.grammar_cache import GrammarCache
-from engine.json_repeats import JsonOutline
 from engine.kv_batch import RunningBatch
 from engine.logprobs import chosen_logprobs, prompt_logprobs
 from engine.metrics import EngineMetrics
@@ -47,6 +46,7 @@ from engine.slow_lane import SLOW_ROW_FILL_S
 from engine.stop_strings import StopStringMatcher
 from engine.structured_output import StructuredOutputs
 from engine.text_window import TextWindow
+from engine.tool_outline import Outline
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class _Active:
     utf8_lead: int | None = None
     # The outline of its JSON output, where its schema lets a name or a
     # unique array's item repeat (``StructuredOutputs.json_outline``).
-    outline: JsonOutline | None = None
+    outline: Outline | None = None
     # Its next-token logits, while its mask fills in the slow lane (``engine/slow_lane.py``).
     parked_logits: torch.Tensor | None = None
     # The state's request, kept at hand: read several times per row per step.

@@ -38,14 +38,15 @@ could end as a new value never is). Objects are kept apart by the member
 the compiler names (``UNIQUE_BY``): a required string that can always go
 on, whose end is refused where the object so far matches a finished
 item's (``_KeyedItem``), or an integer, whose taken values are kept out at
-the ``,`` or ``}`` after them and whose dead starts as an integer item's. Strings (or such members) of ``maxLength`` alone
-cannot go on at the maximum: a taken one of that length is kept out before
-its quote (``_longest``; the compiler caps such arrays at 93 items, which
-no writer can corner). Strings of a pattern too many to list
+the ``,`` or ``}`` after them and whose dead starts as an integer item's.
+Strings (or such members) of ``maxLength`` alone cannot go on at the
+maximum: a taken one of that length is kept out before its quote
+(``_longest``; the compiler caps such arrays at 93 items, which no writer
+can corner). Strings (or such members) of a pattern too many to list
 (``UNIQUE_COUNTED``: ``date``, ``uuid``) are counted on the pattern's
 automaton: a start every ending of which is taken is kept out
-(``_dead_starts``). A token that holds a whole name or item after other text (``, "id"``) is
-not looked into: vocabularies hold few such tokens, and finding them would
+(``_dead_starts``). A token that holds a whole name or item after other
+text (``, "id"``) is not looked into: vocabularies hold few such tokens, and finding them would
 mean searching every token's bytes each time.
 """
 
@@ -56,7 +57,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -217,6 +218,11 @@ class JsonOutline:
         self._text = bytearray()  # the output so far
         self.room: int | None = None
         """Characters the bounded string being written may still take; None outside one."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether an object or array has been written whole (its first container closed)."""
+        return bool(self._text) and not self._open and not self._in_string
 
     def push(self, piece: bytes) -> None:
         for byte in piece:
@@ -830,6 +836,13 @@ def _decoded_name(name: bytes | None) -> str | None:
         return None
 
 
+class Avoiding(Protocol):
+    """An outline that says which texts must not come next (``JsonOutline``,
+    ``engine.tool_outline.ToolCallsOutline``)."""
+
+    def texts_to_avoid(self) -> Iterator[bytes]: ...
+
+
 class RepeatGuard:
     """The vocabulary sorted by bytes, to find the tokens that start with a text."""
 
@@ -838,7 +851,7 @@ class RepeatGuard:
         self._sorted = [token_bytes[token] for token in order]
         self._order = order
 
-    def banned(self, outline: JsonOutline) -> list[int] | None:
+    def banned(self, outline: Avoiding) -> list[int] | None:
         """The tokens that would repeat a name or item where ``outline`` is, if any."""
         found: list[int] = []
         for text in outline.texts_to_avoid():

@@ -29,6 +29,7 @@ from engine.params import Constraint, ConstraintType
 from engine.shared_fill import FillRow, SharedFill, fill_row
 from engine.slow_lane import SLOW_ROW_FILL_S, SlowLane
 from engine.string_lengths import LengthGuard
+from engine.tool_outline import Outline, ToolArguments, ToolCallsOutline, tool_arguments
 from engine.utf8_guard import Utf8Guard
 
 # Forced strings (JSON keys, literals) recur across requests; their
@@ -115,6 +116,7 @@ class StructuredOutputs:
         # By schema text: the parsed schema, whether names or items may repeat,
         # and its strings whose maxLength the decoder keeps; None: no outline.
         self._outline_schemas: dict[str, tuple[Any, bool, dict] | None] = {}
+        self._tool_arguments: dict[str, ToolArguments | None] = {}  # by grammar, likewise
         # Bitmask row -> its limits beyond the grammar, as of the row's last
         # fill; read by the filling thread.
         self._row_limits: dict[int, RowLimits | None] = {}
@@ -178,10 +180,18 @@ class StructuredOutputs:
         to keep its output valid UTF-8 (``row_limits``)."""
         return self._utf8.pending_lead(token)
 
-    def json_outline(self, constraint: Constraint) -> JsonOutline | None:
+    def json_outline(self, constraint: Constraint) -> Outline | None:
         """A fresh outline for a choice of a schema whose outputs may repeat a
-        name or hold a unique array (``engine/json_repeats.py``); None for
+        name or hold a unique array (``engine/json_repeats.py``), or of tool
+        calls whose arguments may (``engine/tool_outline.py``); None for
         every other constraint."""
+        if constraint.type is ConstraintType.EBNF:
+            if constraint.value not in self._tool_arguments:
+                if len(self._tool_arguments) >= OUTLINE_SCHEMA_CACHE_SIZE:
+                    self._tool_arguments.clear()
+                self._tool_arguments[constraint.value] = tool_arguments(constraint.value)
+            arguments = self._tool_arguments[constraint.value]
+            return None if arguments is None else ToolCallsOutline(arguments)
         if constraint.type is not ConstraintType.JSON_SCHEMA:
             return None
         if constraint.value not in self._outline_schemas:
@@ -197,7 +207,7 @@ class StructuredOutputs:
         schema, repeats, bounds = followed
         return JsonOutline(schema, repeats=repeats, bounds=bounds)
 
-    def row_limits(self, lead: int | None, outline: JsonOutline | None) -> RowLimits | None:
+    def row_limits(self, lead: int | None, outline: Outline | None) -> RowLimits | None:
         """A row's limits for its next fill (None: none, as for nearly every row)."""
         if outline is None:
             return None if lead is None else RowLimits(lead)

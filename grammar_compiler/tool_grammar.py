@@ -27,6 +27,10 @@ import xgrammar
 from grammar_compiler.ebnf_names import rewrite_names
 from grammar_compiler.tool_calls import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, TOOL_CALL_SEPARATOR
 
+ARGUMENTS_MARK = "# tool-call arguments: "
+"""The grammar's first line, a comment to xgrammar: this mark, then each
+tool's argument schema as one line of JSON, which the decoder reads to keep
+each call's names and unique items apart (``engine/tool_outline.py``)."""
 _WRAPPER_ROOT = re.compile(r"^root ::= \(\((\w+)\)\)$", re.MULTILINE)
 _ANY_CHARACTER = "[\\u0000-\\U0010FFFF]"
 _CLASS_METACHARACTERS = frozenset("\\]^-")
@@ -36,7 +40,8 @@ def tool_calls_grammar(
     arguments_schemas: Mapping[str, str], *, allow_text: bool, parallel: bool = True
 ) -> str:
     """xgrammar EBNF (root ``root``) for one or more calls of the given tools
-    (exactly one unless ``parallel``).
+    (exactly one unless ``parallel``), its first line the argument schemas
+    for the decoder (``ARGUMENTS_MARK``).
 
     Args:
         arguments_schemas: each callable tool's name and the canonical JSON
@@ -52,7 +57,8 @@ def tool_calls_grammar(
         grammar = xgrammar.Grammar.union(grammar, _not_starting_with(TOOL_CALL_OPEN))
     ebnf = _one_rule_per_lazy_regex(str(grammar))
     xgrammar.Grammar.from_ebnf(ebnf)  # what the decoder will parse; raises if it cannot
-    return ebnf
+    schemas = {name: json.loads(schema) for name, schema in arguments_schemas.items()}
+    return ARGUMENTS_MARK + json.dumps(schemas, separators=(",", ":")) + "\n" + ebnf
 
 
 def _one_rule_per_lazy_regex(ebnf: str) -> str:

@@ -165,7 +165,9 @@ def _arguments(function: dict[str, Any], field: str, where: str) -> CanonicalCon
             f"{field}.parameters", 'a strict tool\'s parameters must have "type": "object"'
         )
     try:
-        constraint = compile_json_schema(parameters, strict=True)
+        # The decoder keeps each call's names and unique items apart, as for a
+        # schema given whole (the grammar's first line: ``tool_grammar``).
+        constraint = compile_json_schema(parameters, strict=True, decoder_guard=True)
     except ConstraintError as err:
         raise at_field(f"{field}.parameters", err) from None
     return replace(constraint, report=constraint.report.prefixed(f"{where}/parameters"))

@@ -84,8 +84,9 @@ UNIQUE_NUMBERS_NOTE = (
     "listed values, a range's integers (no multipleOf), strings without maxLength whose "
     "pattern or format can always go on, strings of maxLength alone (at most 93 items) or of "
     "one pattern or format whose strings it can count, other scalars (kept to strings, "
-    "integers, booleans and null), or objects with a required string member that can always "
-    "go on or of maxLength alone"
+    "integers, booleans and null), or objects with a member (written in every item) that is "
+    "a string that can always go on, of maxLength alone, or of one pattern or format it can "
+    "count, or a number of a range (no multipleOf)"
 )
 
 

@@ -29,6 +29,7 @@ from grammar_compiler import (
 )
 from grammar_compiler.canonical import CanonicalConstraint
 from grammar_compiler.tool_calls import tool_calls_judge
+from grammar_compiler.tool_grammar import ARGUMENTS_MARK
 from grammar_compiler.tools import MAX_TOOLS
 
 _CHARACTERS = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
@@ -427,10 +428,20 @@ _PARIS_3_DAYS = _call("get_weather", {"city": "Paris", "days": 3})
 _SEARCH_CALL = _call("web-search_2", {"query": "xgrammar"})
 
 
+_HALVES = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}}
+"""Items no decoder guard keeps apart, under uniqueItems."""
+
+
 def test_tool_calls_are_an_ebnf_constraint_that_xgrammar_reads_back_unchanged() -> None:
+    """After its first line: the argument schemas, a comment to xgrammar, for
+    the decoder's repeat guard (``engine.tool_outline``)."""
     constraint = tools_constraint(_TOOLS, "auto")
     assert (constraint.kind, constraint.source_language) == ("ebnf", "tools")
-    assert str(xgr.Grammar.from_ebnf(constraint.value)) == constraint.value
+    first, rules = constraint.value.split("\n", 1)
+    assert str(xgr.Grammar.from_ebnf(constraint.value)) == rules
+    schemas = json.loads(first.removeprefix(ARGUMENTS_MARK))
+    assert list(schemas) == ["get_weather", "web-search_2"]
+    assert schemas["web-search_2"] == {"type": "object"}  # not strict: any object
 
 
 def test_valid_tool_calls_are_accepted_and_parsed() -> None:
@@ -615,7 +626,7 @@ _LONG_NAME = "n" * 65
                         "strict": True,
                         "parameters": {
                             "type": "object",
-                            "properties": {"x": {"type": "array", "uniqueItems": True}},
+                            "properties": {"x": {**_HALVES, "uniqueItems": True}},
                         },
                     },
                 }
@@ -645,7 +656,7 @@ def test_unenforceable_strict_schema_is_reported_with_its_keyword() -> None:
             "strict": True,
             "parameters": {
                 "type": "object",
-                "properties": {"tags": {"type": "array", "uniqueItems": True}},
+                "properties": {"tags": {**_HALVES, "uniqueItems": True}},
             },
         },
     }

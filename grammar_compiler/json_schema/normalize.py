@@ -1123,7 +1123,8 @@ _UNIQUE_ITEMS_WHY = {
     "member (written in every item) that is a string that can always go on, of maxLength "
     "alone, or of one pattern or format it can count, or a number of a range (no multipleOf)",
     False: "xgrammar ignores it, and the decoder keeps items apart only for a schema "
-    "given whole (response_format, json_schema), not one inside a grammar",
+    "given whole (response_format, json_schema) or a tool's parameters, not one inside a "
+    "grammar",
 }
 UNIQUE_COUNTED = "x-unique-items-counted"
 """The keyword of a rendered unique array of strings of one pattern that the

@@ -450,6 +450,50 @@ def test_tools_with_strict_arguments(service: Service) -> None:
         _check_call(call)
 
 
+def test_unique_tool_arguments_are_kept_apart_when_served(service: Service, tiny_model_dir) -> None:
+    """A strict tool whose tags are unique one-character strings, with the
+    quote pushed up and greedy decoding: "" again and again, unless the
+    decoder keeps each call's taken tags out (``engine.tool_outline``)."""
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    pushed = tokenizer.encode('"', add_special_tokens=False)
+    tag = {
+        "type": "function",
+        "function": {
+            "name": "tag",
+            "strict": True,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "maxLength": 1},
+                        "uniqueItems": True,
+                        "minItems": 6,
+                        "maxItems": 6,
+                    }
+                },
+                "required": ["tags"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    result = _create(
+        service,
+        prompt="Tags: ",
+        max_tokens=120,
+        tools=[tag],
+        tool_choice={"type": "function", "function": {"name": "tag"}},
+        logit_bias={str(token): 30 for token in pushed},
+        **GREEDY,
+    )
+    (choice,) = result.choices
+    calls = choice.text.split("\n")  # the last may be cut by max_tokens
+    assert len(calls) >= 2 or choice.finish_reason == "tool_calls", choice.text
+    for text in calls[:-1] if choice.finish_reason == "length" else calls:
+        (call,) = parse_tool_calls(text)
+        assert len(set(call.arguments["tags"])) == 6 and "" in call.arguments["tags"], text
+
+
 def test_tool_choice_none_leaves_text_free(service: Service) -> None:
     free = _create(
         service, prompt="Hi", max_tokens=8, tools=[WEATHER], tool_choice="none", **GREEDY
