@@ -51,7 +51,12 @@ def tool_arguments(ebnf: str) -> ToolArguments | None:
     any other grammar, or where no tool's arguments need following."""
     if not ebnf.startswith(ARGUMENTS_MARK):
         return None
-    schemas = json.loads(ebnf[len(ARGUMENTS_MARK) : ebnf.find("\n")])
+    try:  # a grammar sent straight to Triton may start with anything
+        schemas = json.loads(ebnf[len(ARGUMENTS_MARK) : ebnf.find("\n")])
+    except ValueError:
+        return None
+    if not isinstance(schemas, dict):
+        return None
     repeating = frozenset(name for name, schema in schemas.items() if needs_outline(schema))
     return ToolArguments(schemas, repeating) if repeating else None
 

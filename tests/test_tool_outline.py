@@ -125,3 +125,8 @@ def _names_once(pairs: list[tuple[str, object]]) -> dict:
     names = [name for name, _ in pairs]
     assert len(set(names)) == len(names), names
     return dict(pairs)
+
+
+def test_a_grammar_that_only_looks_like_tool_calls_has_no_outline() -> None:
+    for ebnf in (ARGUMENTS_MARK + '{not json\nroot ::= "x"', ARGUMENTS_MARK + '[1]\nroot ::= "x"'):
+        assert tool_arguments(ebnf) is None
