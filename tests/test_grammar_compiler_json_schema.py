@@ -2157,6 +2157,16 @@ def test_unique_objects_kept_apart_by_an_integer() -> None:
     _assert_sound(json.dumps({**schema, "maxItems": 4}), walks=40, whole=True)
 
 
+def test_the_anchor_is_chosen_alike_where_min_items_rules_out_a_bounded_string() -> None:
+    """94 items cannot be kept apart by a string of maxLength alone: the optional
+    integer is the anchor, for the compiler and in what the decoder reads."""
+    bounded = {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}}
+    schema = {**UNIQUE, "items": {**PERSON, "properties": bounded}, "minItems": 94}
+    rendered = json.loads(compile_json_schema(schema, strict=True, decoder_guard=True).value)
+    assert rendered["x-unique-items-by"] == "age"
+    assert "age" in rendered["items"]["required"] and "maxItems" not in rendered
+
+
 def test_unique_objects_kept_apart_by_a_string_of_bounded_length_hold_at_most_93() -> None:
     bounded = {**PERSON["properties"], "name": {"type": "string", "maxLength": 8}}
     schema = {**UNIQUE, "items": {**PERSON, "properties": bounded}}

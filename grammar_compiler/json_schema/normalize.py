@@ -716,7 +716,7 @@ class Compiler:
     def _anchored_objects(
         self, items: Node | None, where: str, min_items: int, max_items: int | None
     ) -> tuple[Node, int | None, float] | None:
-        """A unique array's objects kept apart by one string member (``unique_anchor``):
+        """A unique array's objects kept apart by one member (``unique_anchor``):
         the items as written, the array's ``maxItems`` and how many items can
         differ; None where the objects have no such member. Reported as a
         subset: two items that differ only after the anchor are not both written."""
@@ -1235,15 +1235,14 @@ def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = Fal
     or format the decoder counts (``counted_strings``: a ``date`` or ``uuid``
     id; the array then holds at most as many items as it has values), else
     an integer of a range (``_as_integers``: a number is written as one).
-    With
-    ``optional``, such a member that is not required, which the array's
-    items are then written with (where ``maxProperties`` leaves room for
-    it). Two objects that differ in
-    it, or in the members written before it, differ; so the decoder refuses
-    to end that string where the object so far would match a taken item's,
-    and the string can always be made longer or ended otherwise instead
-    (``engine.json_repeats``). The grammar writes members in their declared
-    order, so equal objects write the same members before it."""
+    With ``optional``, such a member that is not required, which the
+    array's items are then written with (where ``maxProperties`` leaves room
+    for it). Two objects that differ in it, or in the members written before
+    it, differ; so the decoder refuses to end that member where the object
+    so far would match a taken item's, and it can always be made longer,
+    ended otherwise or started otherwise instead (``engine.json_repeats``).
+    The grammar writes members in their declared order, so equal objects
+    write the same members before it."""
     if node is None or node.ref is not None or node.any_of is not None or node.enum is not None:
         return None
     if effective_kinds(node) != {"object"}:

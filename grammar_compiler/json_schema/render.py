@@ -552,7 +552,7 @@ class Renderer:
             keywords["uniqueItems"] = True  # xgrammar ignores it; the decoder reads it
             item = self.compiler.definition_of(node.items)
             if distinct_values(node.items) is None:  # not kept apart as listed or open values
-                if (anchor := unique_anchor(item)) is not None:
+                if (anchor := unique_anchor(item, node.min_items)) is not None:
                     keywords[UNIQUE_BY] = anchor
                     assert item is not None
                     if counted_anchor(item, anchor) is not None:
