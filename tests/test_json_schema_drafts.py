@@ -798,7 +798,7 @@ def test_strict_mode_still_refuses_what_constrains_next_to_annotations() -> None
     assert _refused(schema) == (
         "keyword 'uniqueItems' at the root cannot be enforced during generation: "
         "xgrammar ignores it, and the decoder keeps items apart only for a schema given whole "
-        "(response_format, json_schema), not one inside a grammar"
+        "(response_format, json_schema) or a tool's parameters, not one inside a grammar"
     )
 
 
