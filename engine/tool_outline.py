@@ -25,13 +25,15 @@ from engine.json_repeats import JsonOutline, needs_outline
 from grammar_compiler.tool_calls import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, TOOL_CALL_SEPARATOR
 from grammar_compiler.tool_grammar import ARGUMENTS_MARK
 
+_HEAD_END = b', "arguments": '
+"""How a call's head ends: it is matched only once it has (every byte is fed here)."""
 _HEAD = re.compile(
     b"(?:"
     + re.escape(f"}}{TOOL_CALL_CLOSE}{TOOL_CALL_SEPARATOR}".encode())
     + b")?"
     + re.escape(f'{TOOL_CALL_OPEN}{{"name": '.encode())
     + rb'("(?:[^"\\]|\\.)*")'
-    + re.escape(b', "arguments": ')
+    + re.escape(_HEAD_END)
 )
 """What comes before a call's arguments: the end of the call before, if any."""
 _MAX_HEAD = 256
@@ -84,7 +86,7 @@ class ToolCallsOutline:
             if self._plain:
                 continue
             self._head.append(byte)
-            found = _HEAD.fullmatch(self._head)
+            found = _HEAD.fullmatch(self._head) if self._head.endswith(_HEAD_END) else None
             if found is not None:
                 name = json.loads(found.group(1))  # before the buffer it reads is cleared
                 self._head.clear()

@@ -387,6 +387,20 @@ def test_strings_of_a_pattern_are_counted_so_no_start_is_left_without_an_end(
             compile_json_schema(refused, strict=True, decoder_guard=True)
 
 
+def _anchored_objects(name: str, anchor: dict, count: int) -> tuple[dict, dict]:
+    """A unique array of at least ``count`` objects with a boolean and the
+    member ``name``, both required, and the schema compiled from it."""
+    item = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, name: anchor},
+        "required": ["ok", name],
+        "additionalProperties": False,
+    }
+    array = {"type": "array", "items": item, "minItems": count, "uniqueItems": True}
+    compiled = compile_json_schema(array, strict=True, decoder_guard=True)
+    return array, json.loads(compiled.value)
+
+
 @pytest.mark.parametrize(
     ("anchor", "count"),
     [
@@ -401,14 +415,7 @@ def test_objects_anchored_by_a_counted_pattern_are_never_cornered(anchor: dict, 
     the first allowed token each time (the other member always the same):
     each start of the anchor whose every ending earlier items took is kept
     out, so each item finds a new anchor."""
-    item = {
-        "type": "object",
-        "properties": {"ok": {"type": "boolean"}, "id": anchor},
-        "required": ["ok", "id"],
-        "additionalProperties": False,
-    }
-    array = {"type": "array", "items": item, "minItems": count, "uniqueItems": True}
-    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    array, schema = _anchored_objects("id", anchor, count)
     assert schema["x-unique-items-by"] == "id"
     assert schema["x-unique-items-counted"] is True
     assert schema.get("maxItems", count) >= count  # as many items as the anchor takes values
@@ -433,14 +440,7 @@ def test_objects_anchored_by_an_integer_are_never_cornered(anchor: dict, count: 
     """Objects kept apart by an integer member (a number written as one), the
     first allowed token each time: a taken integer is not ended again at its
     "," or "}", and a start every ending of which is taken is kept out."""
-    item = {
-        "type": "object",
-        "properties": {"ok": {"type": "boolean"}, "n": anchor},
-        "required": ["ok", "n"],
-        "additionalProperties": False,
-    }
-    array = {"type": "array", "items": item, "minItems": count, "uniqueItems": True}
-    schema = json.loads(compile_json_schema(array, strict=True, decoder_guard=True).value)
+    _, schema = _anchored_objects("n", anchor, count)
     assert schema["x-unique-items-by"] == "n"
     items = _first_allowed_walk({**schema, "maxItems": count})
     assert len({entry["n"] for entry in items}) == len(items) == count

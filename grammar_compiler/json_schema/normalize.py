@@ -738,25 +738,18 @@ class Compiler:
         if untyped:
             why += "; items without type are written as the objects their keywords describe"
         member = meant.properties[anchor]
+        distinct: float = math.inf  # the values the anchor takes
         if (integers := _as_integers(member)) is not None:
             if integers is not member:
                 meant = replace(meant, properties={**meant.properties, anchor: integers})
                 why += f"; {anchor!r} is written as an integer"
-            span = _integer_span(integers)
-            if span is not None and (max_items is None or max_items > span):
-                max_items = span
-                why += f"; {anchor!r} takes {span} values, so at most {span} items"
-            self.subset("uniqueItems", where, why)
-            return meant, max_items, math.inf if span is None else span
-        if _bounded_strings(meant.properties[anchor], min_items) and (
-            max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS
-        ):
-            max_items = MAX_BOUNDED_UNIQUE_ITEMS
-            why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
-        anchor_counts = counted_anchor(meant, anchor)
-        distinct = math.inf
-        if anchor_counts is not None and anchor_counts.total() < ecma_regex.COUNT_CAP:
-            distinct = anchor_counts.total()
+            distinct = _integer_span(integers) or math.inf
+        elif _bounded_strings(member, min_items):
+            if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
+                max_items = MAX_BOUNDED_UNIQUE_ITEMS
+                why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
+        elif (counts := counted_anchor(meant, anchor)) is not None:
+            distinct = counts.total() if counts.total() < ecma_regex.COUNT_CAP else math.inf
         if distinct < math.inf and (max_items is None or max_items > distinct):
             max_items = int(distinct)
             why += f"; {anchor!r} takes {max_items} values, so at most {max_items} items"
