@@ -548,7 +548,9 @@ class Renderer:
             keywords["minItems"] = node.min_items
         if max_items is not None:
             keywords["maxItems"] = max_items
-        if node.unique and (max_items is None or max_items > 1):
+        if node.unique and (max_items is None or max_items > 1) and node.prefix:
+            keywords.update(self._unique_positions(node))
+        elif node.unique and (max_items is None or max_items > 1):
             keywords["uniqueItems"] = True  # xgrammar ignores it; the decoder reads it
             item = self.compiler.definition_of(node.items)
             if distinct_values(node.items) is None:  # not kept apart as listed or open values
@@ -559,6 +561,32 @@ class Renderer:
                         keywords[UNIQUE_COUNTED] = True
                 elif counted_strings(item) is not None:
                     keywords[UNIQUE_COUNTED] = True
+        return keywords
+
+    def _unique_positions(self, node: Node) -> dict[str, Any]:
+        """A unique tuple's keywords. Scalar positions the decoder keeps apart
+        (``_tuple_kept_apart``); a tuple the compiler made of a unique array's
+        objects (``contains`` puts its matches first) keeps their anchor in
+        every position. Objects without one common anchor could not be kept
+        apart: refused (left out, best effort)."""
+        positions = [*node.prefix, *([node.items] if node.items is not None else [])]
+        objects = [
+            found
+            for position in positions
+            if (found := self.compiler.definition_of(position)) is not None
+            and "object" in effective_kinds(found)
+        ]
+        if not objects:
+            return {"uniqueItems": True}
+        anchors = {unique_anchor(found, node.min_items) for found in objects}
+        anchor = anchors.pop() if len(anchors) == 1 else None
+        if anchor is None:
+            why = "its objects have no one member that keeps them apart in every position"
+            self.compiler.unenforceable("uniqueItems", node.where, why)
+            return {}
+        keywords: dict[str, Any] = {"uniqueItems": True, UNIQUE_BY: anchor}
+        if counted_anchor(objects[0], anchor) is not None:
+            keywords[UNIQUE_COUNTED] = True
         return keywords
 
     def _object(self, node: Node) -> dict | None:
