@@ -38,7 +38,7 @@ from grammar_compiler.json_schema import (
     MAX_SCHEMA_BYTES,
 )
 from grammar_compiler.json_schema.drafts import DRAFTS
-from grammar_compiler.json_schema.render import MAX_EXCLUDED_NAMES
+from grammar_compiler.json_schema.render import MAX_EXCLUDED_NAMES, MAX_LISTED_NAMES
 
 CORPUS = Path(__file__).parent / "corpus" / "json_schema"
 SETTINGS = settings(
@@ -2263,6 +2263,36 @@ def test_unique_items_the_decoder_cannot_keep_apart_are_refused(
     schema: dict, whole: bool, why: str
 ) -> None:
     assert why in _refused(schema, whole=whole)
+
+
+def test_names_a_property_names_enum_lists_are_declared_so_none_repeats() -> None:
+    """``Dict[Literal["red", "green", "blue"], int]``: each listed name becomes an
+    optional property of the value's schema (a pattern's where one matches), so
+    no writer can repeat one, guard or not, and ``minProperties`` counts names."""
+    schema = {
+        **OBJ,
+        "propertyNames": {"enum": ["red", "green", "blue", 7]},
+        "additionalProperties": {"type": "integer"},
+        "patternProperties": {"^b": {"type": "string"}},
+        "minProperties": 2,
+    }
+    constraint, decoder = _compiled(json.dumps(schema))
+    rendered = json.loads(constraint.value)
+    assert list(rendered["properties"]) == ["red", "green", "blue"]
+    assert rendered["additionalProperties"] is False and rendered["minProperties"] == 2
+    for good in ('{"red": 1, "green": 2}', '{"red": 1, "blue": "x"}'):
+        assert constraint.judge(good) is None and decoder.accepts(good), good
+    for bad in (
+        '{"red": 1}',
+        '{"red": 1, "red": 2}',
+        '{"red": 1, "pink": 2}',
+        '{"red": 1, "blue": 3}',
+    ):
+        assert not decoder.accepts(bad), bad
+    _assert_sound(json.dumps(schema), walks=40)
+    names = {"enum": [f"n{i}" for i in range(MAX_LISTED_NAMES + 1)]}
+    many = {**OBJ, "propertyNames": names, "minProperties": 2}
+    assert "minProperties" in _refused(many)  # a longer list stays a propertyNames enum
 
 
 def test_min_properties_over_free_names_in_a_schema_given_whole() -> None:

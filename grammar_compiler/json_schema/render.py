@@ -63,6 +63,9 @@ MAX_EXCLUDED_NAMES = 16
 """Declared and forbidden names an open object's ``propertyNames`` may leave out (one
 regex spelling them all; xgrammar compiles it in ~10 ms a name on Llama 3's vocabulary
 when other names are free); beyond, the object takes no undeclared name (a subset)."""
+MAX_LISTED_NAMES = 32
+"""Names a ``propertyNames`` enum may list for them to be written as declared optional
+properties (``_listed_names``); a longer list stays a ``propertyNames`` enum."""
 
 
 class Renderer:
@@ -595,7 +598,11 @@ class Renderer:
         required: list[str] = []
         forbidden: list[str] = []  # declared names no value can have: never written as extras
         left_out = self._optional_left_out(node)
-        for name in [*node.properties, *_undeclared_required(node)]:
+        names = [*node.properties, *_undeclared_required(node)]
+        listed = self._listed_names(node)
+        if listed is not None:
+            names += [name for name in listed if name not in names]
+        for name in names:
             sub = node.properties.get(name) or self.compiler.undeclared(node, name)
             rendered = self.render(sub) if name_ok(name) and name not in left_out else None
             if rendered is None:
@@ -613,6 +620,9 @@ class Renderer:
             keywords["properties"] = properties
         if required:
             keywords["required"] = required
+        if listed is not None:  # every name it may take is declared now
+            keywords["additionalProperties"] = False
+            return self._property_counts(node, keywords, len(required), len(properties))
         additional = self._additional(node)
         # Extra keys never take a forbidden name, nor, under propertyNames (beside
         # which xgrammar no longer keeps declared names out of the extra keys), a
@@ -662,6 +672,25 @@ class Renderer:
             # "maxProperties": 3} would only ever be {}.
             counted["additionalProperties"] = True
         return counted
+
+    def _listed_names(self, node: Node) -> tuple[str, ...] | None:
+        """The names a ``propertyNames`` enum or const lists (``Dict[Literal["a",
+        "b"], int]`` in pydantic, a record of an enum in zod), where there are
+        few: the caller declares each as an optional property of the schema
+        ``patternProperties`` or ``additionalProperties`` gives it and closes
+        the object. The same values; but xgrammar then writes each name at
+        most once without the decoder's guard (tools, Lark's ``%json``), and
+        ``minProperties`` counts declared names, which no writer can corner
+        into a repeat."""
+        if node.property_names is None:
+            return None
+        try:
+            names = self._as_string(node.property_names)
+        except Unmergeable:
+            return None
+        if names.enum is None or len(names.enum) > MAX_LISTED_NAMES:
+            return None
+        return names.enum
 
     def _extra_names(self, node: Node, taken: list[str]) -> Any:
         """``propertyNames`` for an open object's undeclared names: strings its own
@@ -832,11 +861,16 @@ class Renderer:
             # apart by the decoder's guard; a name bound to end could be cornered.
             free_names = low <= 1 or (self.compiler.decoder_guard and self._endless_names(node))
             if most is None and not free_names:
+                kept_apart = (
+                    "only names that can always go on"
+                    if self.compiler.decoder_guard
+                    else "free names only in a schema given whole"
+                )
                 self.compiler.unenforceable(
                     "minProperties",
                     node.where,
                     "xgrammar may repeat an undeclared property name, which counts once "
-                    "(the decoder keeps free names apart only in a schema given whole)",
+                    f"(the decoder keeps apart {kept_apart})",
                 )
             else:
                 keywords["minProperties"] = low
