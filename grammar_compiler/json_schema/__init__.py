@@ -295,8 +295,9 @@ def compile_json_schema(
             of its own, whose guard keeps an object's names apart (so
             ``minProperties`` counts distinct names) and a unique array's
             items (``uniqueItems`` of listed values or endless strings:
-            ``engine/json_repeats.py``); a schema embedded in a grammar
-            (tools, Lark's ``%json``) has no such guard.
+            ``engine/json_repeats.py``), as does a strict tool's parameters
+            (``engine/tool_outline.py``); a schema embedded in a user's
+            grammar (Lark's ``%json``) has no such guard.
 
     Returns:
         The constraint, with its ``report`` (``ConstraintReport``): the
