@@ -1085,7 +1085,7 @@ LARK_ERRORS = [
     ('start: A\nA: %json {"type": "object"}', "only be used in rules", 2, 4),
     ('start: "a"\n  | %json {"type": "strin"}', "inline JSON schema (%json): invalid", 2, 5),
     ('start: %json {"type": "string"', "must be followed by a JSON object", 1, 31),
-    ('start: %json {"type": "array", "uniqueItems": true}', "uniqueItems", 1, 8),
+    ('start: %json {"type": "array", "uniqueItems": true, "minItems": 2}', "uniqueItems", 1, 8),
     ('start: "a"{3,1}', "maximum below its minimum", 1, 11),
     ('start: "a"{,}', "a count needs a number", 1, 11),
     ('start: my-rule\nmy-rule: "a"\nmy_rule: "b"', "both used", 1, 8),

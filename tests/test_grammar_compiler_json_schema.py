@@ -632,10 +632,13 @@ def test_a_pattern_that_allows_characters_json_escapes_writes_its_texts_without_
 
 UNENFORCEABLE = [
     pytest.param(
-        {"type": "array", "uniqueItems": True}, "uniqueItems", "the root", id="uniqueItems"
+        {"type": "array", "uniqueItems": True, "minItems": 2},
+        "uniqueItems",
+        "the root",
+        id="uniqueItems",
     ),
     pytest.param(
-        {**OBJ, "properties": {"tags": {"type": "array", "uniqueItems": True}}},
+        {**OBJ, "properties": {"tags": {"type": "array", "uniqueItems": True, "minItems": 2}}},
         "uniqueItems",
         "/properties/tags",
         id="uniqueItems-nested",
@@ -1834,6 +1837,8 @@ def test_min_items_without_items_allows_any_items() -> None:
 
 
 UNIQUE = {"type": "array", "uniqueItems": True}
+UNIQUE_PAIRS = {**UNIQUE, "minItems": 2}
+"""Arrays the compiler cannot write as one item when it cannot keep items apart."""
 
 
 @pytest.mark.parametrize(
@@ -2032,7 +2037,9 @@ def test_unique_tuples_of_booleans_null_and_open_strings() -> None:
     ids=["three-booleans", "integer-tail", "listed-strings"],
 )
 def test_unique_tuples_the_guard_could_be_cornered_in_are_refused(tuple_items: dict) -> None:
-    assert "only items it can always keep apart" in _refused({**UNIQUE, **tuple_items}, whole=True)
+    assert "only items it can always keep apart" in _refused(
+        {**UNIQUE_PAIRS, **tuple_items}, whole=True
+    )
 
 
 PERSON = {
@@ -2097,24 +2104,27 @@ def test_unique_items_without_type_are_kept_apart_as_the_objects_they_describe()
 @pytest.mark.parametrize(
     "array",
     [
-        {**UNIQUE, "items": {**PERSON, "required": ["on"], "maxProperties": 1}},  # no room
+        {**UNIQUE_PAIRS, "items": {**PERSON, "required": ["on"], "maxProperties": 1}},  # no room
         {  # more items than MAX_BOUNDED_UNIQUE_ITEMS
-            **UNIQUE,
+            **UNIQUE_PAIRS,
             "items": {
                 **PERSON,
                 "properties": {**AGELESS, "name": {"type": "string", "maxLength": 8}},
             },
             "minItems": 94,
         },
-        {**UNIQUE, "items": {**PERSON, "properties": {**AGELESS, "name": {"format": "date"}}}},
+        {
+            **UNIQUE_PAIRS,
+            "items": {**PERSON, "properties": {**AGELESS, "name": {"format": "date"}}},
+        },
         {  # an integer of a stepped range
-            **UNIQUE,
+            **UNIQUE_PAIRS,
             "items": {
                 **PERSON,
                 "properties": {**AGELESS, "name": {"type": "integer", "multipleOf": 2}},
             },
         },
-        {**UNIQUE, "items": {"anyOf": [PERSON, {"type": "null"}]}},
+        {**UNIQUE_PAIRS, "items": {"anyOf": [PERSON, {"type": "null"}]}},
     ],
     ids=["optional-no-room", "bounded-too-many", "date", "stepped", "union"],
 )
@@ -2227,42 +2237,83 @@ def test_unique_objects_kept_apart_by_a_counted_pattern(anchor: dict, cap: int |
 @pytest.mark.parametrize(
     ("schema", "whole", "why"),
     [
-        ({**UNIQUE, "items": {"type": "number", "multipleOf": 0.5}}, True, "keep apart"),
-        ({**UNIQUE, "items": {"type": "object"}}, True, "only items it can always keep apart"),
+        ({**UNIQUE_PAIRS, "items": {"type": "number", "multipleOf": 0.5}}, True, "keep apart"),
         (
-            {**UNIQUE, "items": {"type": ["string", "integer"], "maxLength": 3}},
+            {**UNIQUE_PAIRS, "items": {"type": "object"}},
             True,
             "only items it can always keep apart",
         ),
-        ({**UNIQUE, "items": {"enum": [1.5, 2]}}, True, "only items it can always keep apart"),
         (
-            {**UNIQUE, "items": {"type": "integer", "multipleOf": 3}},
+            {**UNIQUE_PAIRS, "items": {"type": ["string", "integer"], "maxLength": 3}},
+            True,
+            "only items it can always keep apart",
+        ),
+        (
+            {**UNIQUE_PAIRS, "items": {"enum": [1.5, 2]}},
+            True,
+            "only items it can always keep apart",
+        ),
+        (
+            {**UNIQUE_PAIRS, "items": {"type": "integer", "multipleOf": 3}},
             True,
             "only items it can always keep apart",
         ),
         (  # more strings than MAX_BOUNDED_UNIQUE_ITEMS
-            {**UNIQUE, "items": {"type": "string", "maxLength": 2}, "minItems": 94},
+            {**UNIQUE_PAIRS, "items": {"type": "string", "maxLength": 2}, "minItems": 94},
             True,
             "only items it can always keep apart",
         ),
         (  # fewer strings than minItems
-            {**UNIQUE, "items": {"type": "string", "pattern": "^[a-c]{7}$"}, "minItems": 2188},
+            {
+                **UNIQUE_PAIRS,
+                "items": {"type": "string", "pattern": "^[a-c]{7}$"},
+                "minItems": 2188,
+            },
             True,
             "take 2187 values",
         ),
         (  # an automaton too large to count with
-            {**UNIQUE, "items": {"type": "string", "pattern": "^[ab]*a[ab]{12}$"}},
+            {**UNIQUE_PAIRS, "items": {"type": "string", "pattern": "^[ab]*a[ab]{12}$"}},
             True,
             "only items it can always keep apart",
         ),
-        ({**UNIQUE, "items": {"enum": ["a", "b"]}, "minItems": 3}, True, "take 2 values"),
-        ({**UNIQUE, "items": {"type": "string"}}, False, "not one inside a grammar"),
+        ({**UNIQUE_PAIRS, "items": {"enum": ["a", "b"]}, "minItems": 3}, True, "take 2 values"),
+        ({**UNIQUE_PAIRS, "items": {"type": "string"}}, False, "not one inside a grammar"),
     ],
 )
 def test_unique_items_the_decoder_cannot_keep_apart_are_refused(
     schema: dict, whole: bool, why: str
 ) -> None:
     assert why in _refused(schema, whole=whole)
+
+
+@pytest.mark.parametrize(
+    ("items", "one", "two"),
+    [
+        ({"type": "array", "items": {"type": "integer"}}, "[[1, 2]]", "[[1, 2], [3]]"),
+        ({"type": "number", "multipleOf": 0.5}, "[2]", "[1.5, 2]"),
+        ({"anyOf": [PERSON, {"type": "null"}]}, "[null]", '[null, {"name": "a", "on": true}]'),
+    ],
+    ids=["arrays", "halves", "union"],
+)
+@pytest.mark.parametrize("whole", [True, False])
+def test_unique_items_never_kept_apart_are_written_one_at_most_in_strict_mode(
+    items: dict, one: str, two: str, whole: bool
+) -> None:
+    """One item is always unique: strict mode writes a subset the report names
+    rather than refusing the schema over one array; best effort keeps every
+    length and lists the keyword as not enforced (the judge checks)."""
+    schema = {**UNIQUE, "items": items}
+    constraint, decoder = _compiled(json.dumps(schema), whole=whole)
+    assert json.loads(constraint.value)["maxItems"] == 1
+    (subset,) = (s for s in constraint.report.subsets if s.keyword == "uniqueItems")
+    assert "at most one item" in subset.note
+    assert constraint.judge(one) is None and decoder.accepts(one) and decoder.accepts("[]")
+    assert constraint.judge(two) is None and not decoder.accepts(two)
+    _assert_sound(json.dumps(schema), walks=20, whole=whole)
+    lenient = compile_json_schema(schema, strict=False, decoder_guard=whole)
+    assert lenient.not_enforced == ("uniqueItems at the root",)
+    assert "maxItems" not in json.loads(lenient.value)
 
 
 def test_names_a_property_names_enum_lists_are_declared_so_none_repeats() -> None:

@@ -794,7 +794,13 @@ def test_annotation_notes_say_what_was_probably_meant() -> None:
 
 
 def test_strict_mode_still_refuses_what_constrains_next_to_annotations() -> None:
-    schema = {"type": "array", "maxmimum": 3, "items": {"nullable": True}, "uniqueItems": True}
+    schema = {
+        "type": "array",
+        "maxmimum": 3,
+        "items": {"nullable": True},
+        "uniqueItems": True,
+        "minItems": 2,
+    }
     assert _refused(schema) == (
         "keyword 'uniqueItems' at the root cannot be enforced during generation: "
         "xgrammar ignores it, and the decoder keeps items apart only for a schema given whole "

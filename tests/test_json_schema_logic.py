@@ -635,9 +635,11 @@ def test_an_array_that_names_no_items_stays_open_past_the_matches(
     _assert_sound(schema)
 
 
-def test_contains_keeps_refusing_unique_items() -> None:
-    message = _refused({"type": "array", "contains": {"const": 1}, "uniqueItems": True})
-    assert message.startswith("keyword 'uniqueItems' at the root cannot be enforced")
+def test_contains_keeps_refusing_unique_items_beyond_one() -> None:
+    schema = {"type": "array", "contains": {"const": 1}, "uniqueItems": True, "minItems": 2}
+    assert _refused(schema).startswith("keyword 'uniqueItems' at the root cannot be enforced")
+    one = compile_json_schema(json.dumps({**schema, "minItems": 1}))  # one item is unique
+    assert json.loads(one.value)["maxItems"] == 1 and one.judge("[1]") is None
 
 
 def test_too_many_required_matches_are_refused() -> None:

@@ -264,7 +264,7 @@ def test_plain_lark_mistakes_in_llguidance_are_reported_as_lark_reports_them() -
         ({"grammars": ["start: 'a'"]}, "grammar.value.grammars[0]"),
         ({"grammars": [{"lark_grammar": 7}]}, "grammar.value.grammars[0].lark_grammar"),
         (
-            {"grammars": [{"json_schema": {"type": "array", "uniqueItems": True}}]},
+            {"grammars": [{"json_schema": {"type": "array", "uniqueItems": True, "minItems": 2}}]},
             "grammar.value.grammars[0].json_schema",
         ),
         ('{"grammars": [', "grammar.value"),
@@ -325,13 +325,17 @@ def test_json_object_with_schema_enforces_the_schema_strictly() -> None:
     checked.assert_agrees(['{"n": 1}'], ['{"n": 3}', "{}"])
     error = _field_error(
         response_format_constraint,
-        {"type": "json_object", "schema": {"items": {"type": "object"}, "uniqueItems": True}},
+        {
+            "type": "json_object",
+            "schema": {"items": {"type": "object"}, "uniqueItems": True, "minItems": 2},
+        },
     )
     assert error.field == "response_format.schema"
 
 
 def test_openai_json_schema_format_is_strict_only_when_asked() -> None:
     schema = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}, "uniqueItems": True}
+    schema["minItems"] = 2  # (one item would be a subset strict mode writes)
     strict = {
         "type": "json_schema",
         "json_schema": {"name": "ids", "schema": schema, "strict": True},
@@ -358,7 +362,8 @@ def test_unique_items_of_plain_scalars_are_enforced_in_a_schema_given_whole() ->
     assert json.loads(constraint.value)["uniqueItems"] is True
     assert constraint.not_enforced == ()
     assert ("uniqueItems", 1) in constraint.report.enforced
-    inside = _field_error(grammar_constraint, "lark", f"start: %json {json.dumps(schema)}")
+    pairs = {**schema, "minItems": 2}  # (one item, always unique, would be written)
+    inside = _field_error(grammar_constraint, "lark", f"start: %json {json.dumps(pairs)}")
     assert "uniqueItems" in str(inside)
 
 
@@ -428,8 +433,8 @@ _PARIS_3_DAYS = _call("get_weather", {"city": "Paris", "days": 3})
 _SEARCH_CALL = _call("web-search_2", {"query": "xgrammar"})
 
 
-_HALVES = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}}
-"""Items no decoder guard keeps apart, under uniqueItems."""
+_HALVES = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}, "minItems": 2}
+"""Items no decoder guard keeps apart, under uniqueItems (two of them: one is always unique)."""
 
 
 def test_tool_calls_are_an_ebnf_constraint_that_xgrammar_reads_back_unchanged() -> None:

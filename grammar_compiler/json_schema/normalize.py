@@ -695,7 +695,15 @@ class Compiler:
             if _tuple_kept_apart([self.definition_of(node) for node in prefix], tail):
                 distinct = math.inf
         if unique and (not self.decoder_guard or distinct is None):
-            self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
+            if self.strict and min_items <= 1:
+                # One item is always unique: strict keeps its promise with a
+                # subset rather than refusing the whole schema over one array.
+                # Best effort keeps the whole array and lists the keyword.
+                max_items = 1
+                why = f"{_UNIQUE_ITEMS_WHY[self.decoder_guard]}; so at most one item is written"
+                self.subset("uniqueItems", where, why)
+            else:
+                self.unenforceable("uniqueItems", where, _UNIQUE_ITEMS_WHY[self.decoder_guard])
             unique = False
         elif unique and distinct is not None and distinct < min_items:
             self.unenforceable(

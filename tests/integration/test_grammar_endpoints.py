@@ -295,13 +295,18 @@ def test_validate_reports_errors_with_positions(service: Service) -> None:
 
 
 def test_validate_best_effort_json_schema_names_what_is_not_enforced(service: Service) -> None:
-    schema = {"type": "array", "items": {"multipleOf": 0.5}, "uniqueItems": True}
+    schema = {"type": "array", "items": {"multipleOf": 0.5}, "uniqueItems": True, "minItems": 2}
     strict = _post(service, "/v1/grammars/validate", {"json_schema": schema}).json()
     assert strict["valid"] is False and "uniqueItems" in strict["errors"][0]["message"]
     relaxed = _post(
         service, "/v1/grammars/validate", {"json_schema": schema, "strict": False}
     ).json()
     assert relaxed["valid"] is True and any("uniqueItems" in k for k in relaxed["not_enforced"])
+    one = {**schema, "minItems": 1}  # one item is always unique: strict writes only that
+    subset = _post(service, "/v1/grammars/validate", {"json_schema": one}).json()
+    assert subset["valid"] is True and json.loads(subset["canonical"]["value"])["maxItems"] == 1
+    (reported,) = subset["report"]["subsets"]
+    assert reported["keyword"] == "uniqueItems" and "at most one item" in reported["note"]
 
 
 @pytest.mark.parametrize(
