@@ -259,8 +259,12 @@ def test_a_range_format_bounds_a_number_and_leaves_a_string_alone() -> None:
 
 def test_an_open_fractional_step_generates_its_integer_multiples() -> None:
     _assert_agrees({"type": "number", "multipleOf": 0.01, "minimum": 0}, ["0", "19", "250"], [])
-    _, decoder = _compiled({"type": "number", "multipleOf": 0.01})
-    assert not decoder.accepts("19.5")  # a multiple, left out: a subset
+    constraint, decoder = _compiled({"type": "number", "multipleOf": 0.01})
+    assert not decoder.accepts("19.5")  # a multiple, left out: a subset the report names
+    (subset,) = constraint.report.subsets
+    assert subset.keyword == "multipleOf" and "only its integer multiples" in subset.note
+    integer, _ = _compiled({"type": "integer", "multipleOf": 0.5})
+    assert integer.report.subsets == ()  # every integer is written: no subset
     _assert_agrees({"type": "number", "multipleOf": 0.3}, ["3", "-9", "0"], ["1", "2"])
     _assert_agrees({"type": "integer", "multipleOf": 0.5}, ["1", "-7"], ["1.5"])
     _assert_agrees(

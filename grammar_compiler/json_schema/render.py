@@ -296,6 +296,12 @@ class Renderer:
             listed = self._listed_multiples(node)
             if listed is not None:
                 return None if listed is _DEAD else ("alternative", listed)
+            self.compiler.subset(
+                "multipleOf",
+                node.where,
+                f"only its integer multiples are written: the range is open or holds more "
+                f"than {MAX_LISTED_MULTIPLES} multiples of {float(node.decimal_step):g}",
+            )
         if not with_fraction or node.multiple_of is not None or node.decimal_step is not None:
             return self._integer(node)
         if node.minimum and node.maximum and not _ranges_overlap(node.minimum, node.maximum):
