@@ -42,7 +42,9 @@ the ``,`` or ``}`` after them and whose dead starts as an integer item's.
 Strings (or such members) of ``maxLength`` alone cannot go on at the
 maximum: a taken one of that length is kept out before its quote
 (``_longest``; the compiler caps such arrays at 93 items, which no writer
-can corner). Strings (or such members) of a pattern too many to list
+can corner); so is a taken name of an open object whose ``propertyNames``
+are such strings (capped at 93 names likewise). Strings (or such members)
+of a pattern too many to list
 (``UNIQUE_COUNTED``: ``date``, ``uuid``) are counted on the pattern's
 automaton: a start every ending of which is taken is kept out
 (``_dead_starts``). A token that holds a whole name or item after other
@@ -188,7 +190,7 @@ class _Container:
     choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
-    longest: int | None = None  # a unique array of strings of bounded length: the maximum
+    longest: int | None = None  # a unique array's strings or an object's names: their maximum
     counted: TextCounts | None = None  # a unique array of strings (or anchors) of a pattern
     dead: dict[str | None, _DeadStarts] = field(default_factory=dict)  # see _dead_lengths
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
@@ -340,7 +342,7 @@ class JsonOutline:
             if parent is not None and parent.names is None and parent.anchor is not None:
                 integer = parent.integers is not None
                 keyed = _KeyedItem(parent.anchor, start=len(self._text) - 1, integer=integer)
-            return _Container(schemas, names=set(), keyed=keyed)
+            return _Container(schemas, names=set(), keyed=keyed, longest=_longest_name(schemas))
         unique = any(schema.get("uniqueItems") is True for schema in schemas)
         choices = self._listed_items(schemas) if unique else None
         anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
@@ -417,15 +419,20 @@ class JsonOutline:
                 yield from _integers_to_avoid(top)
 
     def _names_to_avoid(self, top: _Container) -> Iterator[bytes]:
+        """Each way of ending a taken name: at its closing quote, or for a name
+        as long as names may be, at its last character."""
         assert top.names is not None
         if self._name is not None:
             written = bytes(self._name)
             for name in top.names:
                 if name.startswith(written):
-                    yield name[len(written) :] + b'"'
+                    full = _longest(name, top.longest) and len(name) > len(written)
+                    yield name[len(written) :] + (b"" if full else b'"')
         elif top.expects_name and not self._in_string:
             for name in top.names:
-                yield from _spaced(b'"' + name + b'"', True)
+                yield from _spaced(
+                    b'"' + name + (b"" if _longest(name, top.longest) else b'"'), True
+                )
 
     def _keys_to_avoid(self, item: _Container, array: _Container) -> Iterator[bytes]:
         """Where the item's anchor string is (about to be) written: each way of
@@ -520,6 +527,20 @@ def _longest(content: bytes, longest: int | None) -> bool:
     """Whether a string (between its quotes) is as long as the array's strings
     may be, so that nothing but its quote can follow it."""
     return longest is not None and len(content.decode("utf-8", "replace")) == longest
+
+
+def _longest_name(schemas: tuple[dict, ...]) -> int | None:
+    """The longest name an open object may take, where every schema of it that
+    takes undeclared names bounds them as the compiler's free strings of
+    bounded length."""
+    bounds = []
+    for schema in filter(_free_names, schemas):
+        names = schema.get("propertyNames")
+        lengths = free_string_lengths(names.get("pattern")) if isinstance(names, dict) else None
+        if lengths is None:
+            return None
+        bounds.append(lengths[1])
+    return max(bounds, default=None)
 
 
 def _string_pattern(schemas: tuple[dict, ...]) -> Any:

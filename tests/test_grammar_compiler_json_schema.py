@@ -38,6 +38,7 @@ from grammar_compiler.json_schema import (
     MAX_SCHEMA_BYTES,
 )
 from grammar_compiler.json_schema.drafts import DRAFTS
+from grammar_compiler.json_schema.normalize import MAX_BOUNDED_UNIQUE_ITEMS
 from grammar_compiler.json_schema.render import MAX_EXCLUDED_NAMES, MAX_LISTED_NAMES
 
 CORPUS = Path(__file__).parent / "corpus" / "json_schema"
@@ -2357,7 +2358,14 @@ def test_min_properties_over_free_names_in_a_schema_given_whole() -> None:
     for bad in ('{"a": 1}', '{"a": 1, "a": 2}'):
         assert constraint.judge(bad) is not None and not decoder.accepts(bad), bad
     _assert_sound(json.dumps({**schema, "maxProperties": 3}), walks=40, whole=True)
-    assert "minProperties" in _refused({**schema, "propertyNames": {"maxLength": 2}}, whole=True)
+    bounded = {**schema, "propertyNames": {"maxLength": 2}}  # kept apart, up to 93 names
+    constraint, decoder = _compiled(json.dumps(bounded), whole=True)
+    assert json.loads(constraint.value)["maxProperties"] == MAX_BOUNDED_UNIQUE_ITEMS
+    assert decoder.accepts('{"a": 1, "ab": 2}') and not decoder.accepts('{"ab": 1, "ab": 2}')
+    _assert_sound(json.dumps(bounded), walks=40, whole=True)
+    assert "minProperties" in _refused({**bounded, "minProperties": 94}, whole=True)
+    two_letters = {**schema, "propertyNames": {"pattern": "^[a-z]{2}$"}}  # could be cornered
+    assert "minProperties" in _refused(two_letters, whole=True)
     assert "only in a schema given whole" in _refused(schema)
     patterned = {**schema, "propertyNames": {"pattern": "^[a-z]+$"}, "maxProperties": 3}
     constraint, decoder = _compiled(json.dumps(patterned), whole=True)  # names can go on

@@ -362,6 +362,41 @@ def test_a_writer_always_choosing_the_first_allowed_token_is_never_cornered(
     assert len(_first_allowed_walk(schema)) == MAX_BOUNDED_UNIQUE_ITEMS
 
 
+def _bounded_names(low: int, high: int, **counts: object) -> dict:
+    """An open map whose names are ``low`` to ``high`` characters, as the service
+    compiles it given whole."""
+    names = {"minLength": low, "maxLength": high}
+    schema = {"type": "object", "propertyNames": names, "additionalProperties": {"const": 0}}
+    compiled = compile_json_schema({**schema, **counts}, strict=True, decoder_guard=True)
+    return json.loads(compiled.value)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "texts"),
+    [
+        ((b'{"ab": 0, "a',), [b"b"]),  # "ab" is as long as names may be: its "b" goes
+        ((b'{"ab": 0,',), [b'"ab', b' "ab']),
+        ((b'{"a": 0, "',), [b'a"']),  # "a" may still go on
+        ((b'{"a": 0, "ab": 0, "a',), [b'"', b"b"]),
+    ],
+)
+def test_taken_names_of_the_maximum_length_are_kept_out_before_their_quote(
+    pieces: tuple[bytes, ...], texts: list[bytes]
+) -> None:
+    outline = _keys_after(*pieces, schema=_bounded_names(0, 2))
+    assert sorted(outline.texts_to_avoid()) == sorted(texts)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1, 1), (0, 2)])
+def test_names_of_bounded_length_are_never_cornered(low: int, high: int) -> None:
+    """93 names of at most one or two characters, each token the first the masks
+    allow: no name is written twice (the guard gave way at the second name
+    before, once the first allowed character was taken)."""
+    schema = _bounded_names(low, high, minProperties=MAX_BOUNDED_UNIQUE_ITEMS)
+    assert schema["maxProperties"] == MAX_BOUNDED_UNIQUE_ITEMS
+    assert len(_first_allowed_walk(schema)) == MAX_BOUNDED_UNIQUE_ITEMS
+
+
 @pytest.mark.parametrize(
     ("items", "count"),
     [
@@ -522,7 +557,15 @@ def _first_allowed_walk(schema: dict) -> list:
         if token != end:
             written.append(vocabulary[token])
             outline.push(vocabulary[token].encode("utf-8"))
-    items = json.loads("".join(written))
-    assert len({json.dumps(item) for item in items}) == len(items)
+    items = json.loads("".join(written), object_pairs_hook=_pairs_once)
+    if isinstance(items, list):
+        assert len({json.dumps(item) for item in items}) == len(items)
     jsonschema.validate(items, schema, format_checker=jsonschema.FormatChecker())
     return items
+
+
+def _pairs_once(pairs: list[tuple[str, object]]) -> dict:
+    """An object whose names all differ (``json.loads`` would keep the last of two)."""
+    names = [name for name, _ in pairs]
+    assert len(set(names)) == len(names), f"a name written twice: {names}"
+    return dict(pairs)

@@ -673,7 +673,7 @@ class Compiler:
             if listed is not None:  # a bounded pattern's strings, kept apart as listed values
                 items = listed
                 distinct = len(listed.enum or ())
-            elif _bounded_strings(self.definition_of(items), min_items):
+            elif bounded_strings(self.definition_of(items), min_items):
                 distinct = math.inf
                 if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
                     max_items = MAX_BOUNDED_UNIQUE_ITEMS
@@ -752,7 +752,7 @@ class Compiler:
                 meant = replace(meant, properties={**meant.properties, anchor: integers})
                 why += f"; {anchor!r} is written as an integer"
             distinct = _integer_span(integers) or math.inf
-        elif _bounded_strings(member, min_items):
+        elif bounded_strings(member, min_items):
             if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
                 max_items = MAX_BOUNDED_UNIQUE_ITEMS
                 why += f"; {anchor!r} is of bounded length, so at most {max_items} items"
@@ -1150,7 +1150,7 @@ def _plain_string(node: Node) -> bool:
     )
 
 
-def _bounded_strings(node: Node | None, min_items: int) -> bool:
+def bounded_strings(node: Node | None, min_items: int) -> bool:
     """Whether items are free strings of bounded length (``maxLength`` alone, no
     pattern or format), enough of them kept apart for ``min_items``
     (``MAX_BOUNDED_UNIQUE_ITEMS``)."""
@@ -1231,7 +1231,7 @@ def distinct_values(node: Node | None) -> float | None:
 def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = False) -> str | None:
     """The member that keeps a unique array's objects apart, if they have one:
     required, and a string that can always go on (``distinct_values``), else
-    a free string of bounded length (``_bounded_strings``: the array then
+    a free string of bounded length (``bounded_strings``: the array then
     holds at most ``MAX_BOUNDED_UNIQUE_ITEMS``), else a string of one pattern
     or format the decoder counts (``counted_strings``: a ``date`` or ``uuid``
     id; the array then holds at most as many items as it has values), else
@@ -1259,7 +1259,7 @@ def unique_anchor(node: Node | None, min_items: int = 0, *, optional: bool = Fal
         if member.kinds == {"string"} and distinct_values(member) == math.inf:
             return name
     for name, member in required:
-        if _bounded_strings(member, min_items):
+        if bounded_strings(member, min_items):
             return name
     for name, member in required:
         counts = counted_strings(member) if member.kinds == {"string"} else None
@@ -1285,7 +1285,7 @@ def counted_anchor(node: Node, anchor: str) -> TextCounts | None:
     string that can always go on nor one of ``maxLength`` alone: the decoder
     then keeps items apart by counting (``UNIQUE_COUNTED`` beside ``UNIQUE_BY``)."""
     member = node.properties[anchor]
-    if distinct_values(member) == math.inf or _bounded_strings(member, 0):
+    if distinct_values(member) == math.inf or bounded_strings(member, 0):
         return None
     return counted_strings(member)
 

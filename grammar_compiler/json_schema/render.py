@@ -29,9 +29,11 @@ from grammar_compiler.json_schema.nodes import (
     tighter_upper,
 )
 from grammar_compiler.json_schema.normalize import (
+    MAX_BOUNDED_UNIQUE_ITEMS,
     UNIQUE_BY,
     UNIQUE_COUNTED,
     Compiler,
+    bounded_strings,
     counted_anchor,
     counted_strings,
     distinct_values,
@@ -839,6 +841,19 @@ class Renderer:
         origins = node.property_names.origins
         return lambda name: bool(self.compiler.filter_values([name], origins, node.where))
 
+    def _bounded_names(self, node: Node) -> bool:
+        """Whether an open object's undeclared names are all strings of
+        ``maxLength`` alone (``propertyNames: {maxLength: 8}``, no pattern),
+        which the decoder keeps apart as it keeps such strings in a unique
+        array: a taken name as long as names may be is kept out before its
+        quote (``engine/json_repeats.py``), so at most 93 never corner it."""
+        if node.pattern_properties or node.property_names is None:
+            return False
+        try:
+            return bounded_strings(self._as_string(node.property_names), 0)
+        except Unmergeable:
+            return False
+
     def _endless_names(self, node: Node) -> bool:
         """Whether every undeclared name the object may take can always be made
         longer (``distinct_values``): ``propertyNames`` and each pattern."""
@@ -861,11 +876,25 @@ class Renderer:
         if (high is not None and high < required) or (most is not None and low > most):
             self._dead(f"the property counts at {location(node.where)} cannot be met")
             return None
+        bounded = most is None and self.compiler.decoder_guard and self._bounded_names(node)
+        if bounded and low <= MAX_BOUNDED_UNIQUE_ITEMS:
+            if high is None or high > MAX_BOUNDED_UNIQUE_ITEMS:
+                high = MAX_BOUNDED_UNIQUE_ITEMS
+                self.compiler.subset(
+                    "propertyNames",
+                    node.where,
+                    f"names of maxLength alone: at most {high} of them, which the decoder "
+                    "can always keep apart",
+                )
+        else:
+            bounded = False
         if low > required:
             # One member is one distinct name. Past that, names that can always
             # be made new (free, or of a pattern that can always go on) are kept
-            # apart by the decoder's guard; a name bound to end could be cornered.
-            free_names = low <= 1 or (self.compiler.decoder_guard and self._endless_names(node))
+            # apart by the decoder's guard, as are up to 93 names of maxLength
+            # alone; a name bound to end otherwise could be cornered.
+            endless = self.compiler.decoder_guard and self._endless_names(node)
+            free_names = low <= 1 or bounded or endless
             if most is None and not free_names:
                 kept_apart = (
                     "only names that can always go on"
