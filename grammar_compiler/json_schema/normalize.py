@@ -669,27 +669,11 @@ class Compiler:
         unique = schema.get("uniqueItems") is True and (max_items is None or max_items > 1)
         distinct = None if prefix else distinct_values(self.definition_of(items))
         if unique and self.decoder_guard and distinct is None and not prefix:
-            listed = _listed_strings(self.definition_of(items))
-            if listed is not None:  # a bounded pattern's strings, kept apart as listed values
-                items = listed
-                distinct = len(listed.enum or ())
-            elif bounded_strings(self.definition_of(items), min_items):
-                distinct = math.inf
-                if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
-                    max_items = MAX_BOUNDED_UNIQUE_ITEMS
-                    self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
-            elif (counts := counted_strings(self.definition_of(items))) is not None:
-                distinct = counts.total()
-            elif anchored := self._anchored_objects(items, where, min_items, max_items):
-                items, max_items, distinct = anchored
-            elif _plain_integers(self.definition_of(items)):
-                distinct = _integer_span(self.definition_of(items)) or math.inf
-            elif (scalars := _scalar_items(self.definition_of(items), where)) is not None:
-                if effective_kinds(scalars) != _kinds_written(self.definition_of(items)):
-                    self.subset("uniqueItems", where, _SCALAR_ITEMS_WHY)
-                if items is None:  # no user's schema evaluates these items (unevaluatedItems)
-                    scalars = replace(scalars, origins=((self.synthetic({}), where),))
-                items, distinct = scalars, math.inf
+            kept = self._kept_apart(items, where, min_items, max_items)
+            if kept is None:
+                kept = self._one_branch_kept_apart(items, where, min_items, max_items)
+            if kept is not None:
+                items, max_items, distinct = kept
         if unique and self.decoder_guard and prefix:
             tail = None if items is None else self.definition_of(items)
             if _tuple_kept_apart([self.definition_of(node) for node in prefix], tail):
@@ -720,6 +704,63 @@ class Compiler:
             max_items=max_items,
             unique=unique,
         )
+
+    def _kept_apart(
+        self, items: Node | None, where: str, min_items: int, max_items: int | None
+    ) -> tuple[Node | None, int | None, float] | None:
+        """A unique array's items the decoder keeps apart though their values are
+        too many to list: the items as written, the array's ``maxItems`` and how
+        many items can differ; None where the decoder cannot keep them apart."""
+        found = self.definition_of(items)
+        if (listed := _listed_strings(found)) is not None:
+            return listed, max_items, len(listed.enum or ())  # kept apart as listed values
+        if bounded_strings(found, min_items):
+            if max_items is None or max_items > MAX_BOUNDED_UNIQUE_ITEMS:
+                max_items = MAX_BOUNDED_UNIQUE_ITEMS
+                self.subset("uniqueItems", where, _BOUNDED_UNIQUE_WHY)
+            return items, max_items, math.inf
+        if (counts := counted_strings(found)) is not None:
+            return items, max_items, counts.total()
+        if anchored := self._anchored_objects(items, where, min_items, max_items):
+            return anchored
+        if _plain_integers(found):
+            return items, max_items, _integer_span(found) or math.inf
+        if (scalars := _scalar_items(found, where)) is None:
+            return None
+        if effective_kinds(scalars) != _kinds_written(found):
+            self.subset("uniqueItems", where, _SCALAR_ITEMS_WHY)
+        if items is None:  # no user's schema evaluates these items (unevaluatedItems)
+            scalars = replace(scalars, origins=((self.synthetic({}), where),))
+        return scalars, max_items, math.inf
+
+    def _one_branch_kept_apart(
+        self, items: Node | None, where: str, min_items: int, max_items: int | None
+    ) -> tuple[Node | None, int | None, float] | None:
+        """Items of a union (``anyOf: [{type: string}, {$ref: Rule}]``) the decoder
+        cannot keep apart as a whole: the first alternative it can, with at least
+        two values (and ``minItems``), written alone (a subset), since several
+        items of one alternative say more than the one item of any that strict
+        mode would write otherwise."""
+        found = self.definition_of(items)
+        if found is None or found.any_of is None:
+            return None
+        for index, branch in enumerate(found.any_of):
+            distinct = distinct_values(self.definition_of(branch))
+            kept = (
+                (branch, max_items, distinct)
+                if distinct is not None
+                else self._kept_apart(branch, where, min_items, max_items)
+            )
+            if kept is None or kept[2] < max(min_items, 2):
+                continue
+            note = (
+                f"only alternative {index} of its items' {len(found.any_of)} is written, "
+                "the first whose items the decoder can keep apart"
+            )
+            earlier = self.subsets.pop(("uniqueItems", where), None)
+            self.subset("uniqueItems", where, note + (f"; {earlier}" if earlier else ""))
+            return kept
+        return None
 
     def _anchored_objects(
         self, items: Node | None, where: str, min_items: int, max_items: int | None
