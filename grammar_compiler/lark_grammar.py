@@ -46,7 +46,8 @@ characters:
   translated exactly, as the automaton of the shortest match
   (``lazy_terminal``); other uses are refused. lark's ``common.ESCAPED_STRING``
   (lookbehind) and ``common.C_COMMENT`` are replaced by exact equivalents
-  written without them. Anchors are rejected:
+  written without them, also inside a terminal built of them
+  (``VALUE: SIGNED_NUMBER | ESCAPED_STRING``: lark joins their regexes). Anchors are rejected:
   inside a text ``^`` and ``$`` hold only at its ends, which a terminal cannot
   know.
 * A special token (``<think>``) is written as a rule the decoder narrows to
@@ -555,7 +556,9 @@ class _Translation:
 
     def regex(self, definition: TerminalDef, pattern: PatternRE) -> Node:
         token = self.source.pattern_token(definition.name, pattern)
-        value = _EQUIVALENTS.get(pattern.value, pattern.value)
+        value = pattern.value
+        for lookbehind_or_lazy, equivalent in _EQUIVALENTS.items():  # also inside terminals
+            value = value.replace(lookbehind_or_lazy, equivalent)  # built of them (A | B)
         # lark's lexer reads terminals with the regex package: (?<name>...) and POSIX classes too
         regex = python_spelling(PatternRE(value, pattern.flags).to_regexp())
         lookaround = lookaround_in(regex)

@@ -640,6 +640,20 @@ def test_gbnf_errors_are_located(grammar: str, message: str, line: int, column: 
             ['"\\"', '"a"b"', '"\n"'],
             id="escaped-string",
         ),
+        pytest.param(  # inside a terminal built of others: lark joins their regexes
+            "start: VALUE\nVALUE: SIGNED_NUMBER | ESCAPED_STRING\n"
+            "%import common.SIGNED_NUMBER\n%import common.ESCAPED_STRING",
+            ['"a\\"b"', "-1.5", '""'],
+            ['"a"b"', "1 2", '"\n"'],
+            id="escaped-string-in-a-terminal",
+        ),
+        pytest.param(  # (lark's regex would also let the first run on to '"a"x":"b"',
+            # where llguidance's lexer ends it at its first quote: never generated)
+            'start: PAIR\nPAIR: ESCAPED_STRING ":" ESCAPED_STRING\n%import common.ESCAPED_STRING',
+            ['"a":"b"', '"\\"":""'],
+            ['"a":"b', '"a":b"'],
+            id="escaped-strings-joined",
+        ),
         pytest.param(
             'start: "a"+\n%ignore C_COMMENT\n%import common.C_COMMENT',
             ["a/**/a", "/* x */a/*a*/", "a/* */a"],
