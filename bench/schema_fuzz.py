@@ -143,6 +143,19 @@ class SchemaMaker:
                 }
             ],
             lambda: [
+                {  # a union's first alternative kept apart is written alone
+                    "uniqueItems": True,
+                    "maxItems": rng.choice([3, 6]),
+                    "items": {"anyOf": [sub(), rng.choice([*_ANCHORS, {"type": "null"}])]},
+                },
+                {  # names of maxLength alone, counted, the guard cornered if it can be
+                    "type": "object",
+                    "propertyNames": {"maxLength": rng.choice([1, 2])},
+                    "additionalProperties": {"const": 0},
+                    "minProperties": rng.choice([2, 5]),
+                },
+            ],
+            lambda: [
                 {"contains": sub()},
                 {"contains": sub(), "minContains": rng.choice([0, 1, 2])},
                 {"contains": sub(), "maxContains": rng.choice([1, 2])},

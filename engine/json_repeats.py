@@ -190,7 +190,8 @@ class _Container:
     choices: tuple[bytes, ...] | None = None  # a unique array of listed values: their texts
     anchor: str | None = None  # a unique array of objects: the member that keeps them apart
     integers: tuple[int | None, int | None] | None = None  # a unique array of a range's integers
-    longest: int | None = None  # a unique array's strings or an object's names: their maximum
+    longest: int | None = None  # a unique array of strings of bounded length: the maximum
+    name_bounds: frozenset[int] = frozenset()  # an object: the maxLength of names bounded alone
     counted: TextCounts | None = None  # a unique array of strings (or anchors) of a pattern
     dead: dict[str | None, _DeadStarts] = field(default_factory=dict)  # see _dead_lengths
     keys: set[tuple[str, bytes]] = field(default_factory=set)  # its finished items' keys
@@ -342,7 +343,9 @@ class JsonOutline:
             if parent is not None and parent.names is None and parent.anchor is not None:
                 integer = parent.integers is not None
                 keyed = _KeyedItem(parent.anchor, start=len(self._text) - 1, integer=integer)
-            return _Container(schemas, names=set(), keyed=keyed, longest=_longest_name(schemas))
+            return _Container(
+                schemas, names=set(), keyed=keyed, name_bounds=self._name_bounds(schemas)
+            )
         unique = any(schema.get("uniqueItems") is True for schema in schemas)
         choices = self._listed_items(schemas) if unique else None
         anchors = [schema[UNIQUE_BY] for schema in schemas if UNIQUE_BY in schema]
@@ -369,6 +372,20 @@ class JsonOutline:
             longest=longest,
             counted=counted,
         )
+
+    def _name_bounds(self, schemas: tuple[dict, ...]) -> frozenset[int]:
+        """The longest names an open object may take under each of its schemas
+        that bounds undeclared names as the compiler's free strings of bounded
+        length (which of its schemas xgrammar follows is not known here: a
+        taken name as long as any of them allows is kept out before its quote)."""
+        bounds = set()
+        for schema in filter(_free_names, schemas):
+            if "propertyNames" in schema:
+                pattern = _string_pattern(self._expanded([schema["propertyNames"]]))
+                lengths = free_string_lengths(pattern)
+                if lengths is not None:
+                    bounds.add(lengths[1])
+        return frozenset(bounds)
 
     def _members_before(self, keyed: _KeyedItem) -> str | None:
         """The members an item wrote before its anchor's name (just written),
@@ -426,13 +443,12 @@ class JsonOutline:
             written = bytes(self._name)
             for name in top.names:
                 if name.startswith(written):
-                    full = _longest(name, top.longest) and len(name) > len(written)
+                    full = _at_a_bound(name, top.name_bounds) and len(name) > len(written)
                     yield name[len(written) :] + (b"" if full else b'"')
         elif top.expects_name and not self._in_string:
             for name in top.names:
-                yield from _spaced(
-                    b'"' + name + (b"" if _longest(name, top.longest) else b'"'), True
-                )
+                ending = b"" if _at_a_bound(name, top.name_bounds) else b'"'
+                yield from _spaced(b'"' + name + ending, True)
 
     def _keys_to_avoid(self, item: _Container, array: _Container) -> Iterator[bytes]:
         """Where the item's anchor string is (about to be) written: each way of
@@ -529,18 +545,9 @@ def _longest(content: bytes, longest: int | None) -> bool:
     return longest is not None and len(content.decode("utf-8", "replace")) == longest
 
 
-def _longest_name(schemas: tuple[dict, ...]) -> int | None:
-    """The longest name an open object may take, where every schema of it that
-    takes undeclared names bounds them as the compiler's free strings of
-    bounded length."""
-    bounds = []
-    for schema in filter(_free_names, schemas):
-        names = schema.get("propertyNames")
-        lengths = free_string_lengths(names.get("pattern")) if isinstance(names, dict) else None
-        if lengths is None:
-            return None
-        bounds.append(lengths[1])
-    return max(bounds, default=None)
+def _at_a_bound(name: bytes, bounds: frozenset[int]) -> bool:
+    """Whether a name is as long as one of an object's bounds on its names."""
+    return any(_longest(name, bound) for bound in bounds)
 
 
 def _string_pattern(schemas: tuple[dict, ...]) -> Any:

@@ -387,6 +387,21 @@ def test_taken_names_of_the_maximum_length_are_kept_out_before_their_quote(
     assert sorted(outline.texts_to_avoid()) == sorted(texts)
 
 
+def test_names_bounded_by_any_branch_through_a_shared_definition_are_kept_out_early() -> None:
+    """Two branches bounding names alike share one definition of the names
+    (``$ref``), and which branch xgrammar follows is not known: each bound
+    counts (found by ``bench.schema_fuzz --seed 95``: '"  "' written twice)."""
+    names = {"maxLength": 2}
+    branches = [
+        {"type": "object", "propertyNames": names, "additionalProperties": {"const": value}}
+        for value in (0, 1)
+    ]
+    compiled = compile_json_schema({"anyOf": branches}, strict=True, decoder_guard=True)
+    schema = json.loads(compiled.value)
+    assert "$ref" in json.dumps(schema["anyOf"][0]["propertyNames"])
+    assert list(_keys_after(b'{"ab": 0, "a', schema=schema).texts_to_avoid()) == [b"b"]
+
+
 @pytest.mark.parametrize(("low", "high"), [(1, 1), (0, 2)])
 def test_names_of_bounded_length_are_never_cornered(low: int, high: int) -> None:
     """93 names of at most one or two characters, each token the first the masks
