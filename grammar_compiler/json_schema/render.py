@@ -591,8 +591,9 @@ class Renderer:
             return {"uniqueItems": True}
         anchors = {unique_anchor(found, node.min_items) for found in objects}
         anchor = anchors.pop() if len(anchors) == 1 else None
-        if anchor is None:
-            why = "its objects have no one member that keeps them apart in every position"
+        if anchor is None or len({_anchor_values(found, anchor) for found in objects}) > 1:
+            # (the decoder reads the anchor's values from the first position)
+            why = "its objects have no one member that keeps them apart alike in every position"
             self.compiler.unenforceable("uniqueItems", node.where, why)
             return {}
         keywords: dict[str, Any] = {"uniqueItems": True, UNIQUE_BY: anchor}
@@ -912,6 +913,25 @@ class Renderer:
         if high is not None and (most is None or high < most):
             keywords["maxProperties"] = high
         return keywords
+
+
+def _anchor_values(item: Node, anchor: str) -> tuple:
+    """What a unique tuple's object lets its anchor be, as far as the decoder
+    counts or bounds it: positions of a tuple a rewrite made (``contains``
+    first, an exclusive ``oneOf``) may narrow it in one position only."""
+    member = item.properties[anchor]
+    patterns = tuple(ecma_regex.to_xgrammar(regex.node) for regex in member.regexes)
+    return (
+        member.ref,
+        member.kinds,
+        None if member.enum is None else json.dumps(member.enum, sort_keys=True),
+        patterns,
+        member.min_length,
+        member.max_length,
+        member.minimum,
+        member.maximum,
+        member.multiple_of,
+    )
 
 
 def _undeclared_required(node: Node) -> list[str]:
