@@ -82,7 +82,11 @@ class Linear:
         self._bias = bias
         self._packed: torch.Tensor | None = None
         keep_plain = True
-        if weight.device.type == "cpu" and weight.dtype in _PACKABLE_DTYPES and _packing_works():
+        if (
+            weight.device.type == "cpu"
+            and weight.dtype in _PACKABLE_DTYPES
+            and _packing_works(weight.dtype)
+        ):
             self._packed = _pack(weight)
             keep_plain = weight.numel() * weight.element_size() <= SMALL_WEIGHT_BYTES
         # Off a CPU the transposed view serves as well (cuBLAS takes either
@@ -158,15 +162,18 @@ def _pack(weight: torch.Tensor) -> torch.Tensor:
 
 
 @functools.cache
-def _packing_works() -> bool:
-    """Whether this torch has the oneDNN ops and they agree with ``F.linear``."""
+def _packing_works(dtype: torch.dtype) -> bool:
+    """Whether this torch has the oneDNN ops for ``dtype`` on this CPU and they
+    agree with ``F.linear`` (bfloat16 needs AVX-512 BW/VL/DQ or AVX-NE-CONVERT:
+    oneDNN raises on CPUs without them)."""
     if not torch.backends.mkldnn.is_available():
         return False
     try:
         generator = torch.Generator().manual_seed(0)
-        weight = torch.randn(48, 40, generator=generator)
-        inputs = torch.randn(5, 40, generator=generator)
+        weight = torch.randn(48, 40, generator=generator).to(dtype)
+        inputs = torch.randn(5, 40, generator=generator).to(dtype)
         packed = torch.ops.mkldnn._linear_pointwise(inputs, _pack(weight), None, "none", [], "")
     except (AttributeError, RuntimeError, NotImplementedError):
         return False
-    return bool(torch.allclose(packed, F.linear(inputs, weight), rtol=1e-5, atol=1e-5))
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    return bool(torch.allclose(packed, F.linear(inputs, weight), rtol=tolerance, atol=tolerance))
